@@ -1,0 +1,3 @@
+from peri_cli.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,112 @@
+"""The command line and composition root: parse, build the objects, hand them down."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from peri_cli import __version__
+from peri_cli.core.permissions import MODES
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad usage: printed as one line on stderr, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="peri",
+        description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
+        "workspace's sessions.",
+    )
+    p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
+    p.add_argument("-p", "--print", action="store_true", help="headless: run, print, exit")
+    p.add_argument("-c", "--continue", dest="cont", action="store_true",
+                   help="continue the most recent session of this workspace")
+    p.add_argument("-r", "--resume", nargs="?", const="", metavar="ID",
+                   help="resume session ID (a unique prefix of 8+ characters); no ID: picker")
+    p.add_argument("--fork-session", action="store_true",
+                   help="with -c/-r: continue in a copy; the original is not written")
+    p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.add_argument("--model", help="model name for this run")
+    p.add_argument("--provider", choices=("anthropic", "openai"))
+    p.add_argument("--permission-mode", choices=MODES)
+    p.add_argument("--max-turns", type=_positive_int, metavar="N",
+                   help="stop after N model calls")
+    p.add_argument("--version", action="version", version=f"peri {__version__}")
+    return p
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _sessions_command(argv: Sequence[str]) -> int:
+    parser = _Parser(prog="peri sessions", description="List this workspace's sessions.")
+    parser.add_argument("--json", action="store_true", help="one JSON array")
+    args = parser.parse_args(argv)
+    from peri_cli.core.session import SessionStore
+    from peri_cli.core.settings import peri_home_from_env
+
+    store = SessionStore(peri_home_from_env(os.environ), Path.cwd())
+    infos = store.list()
+    if args.json:
+        print(json.dumps([i.to_json() for i in infos], ensure_ascii=False))
+        return EXIT_OK
+    if not infos:
+        print("No sessions in this workspace yet.")
+        return EXIT_OK
+    for i in infos:
+        parent = f"  (fork of {i.parent[:8]})" if i.parent else ""
+        print(f"{i.id}  {i.updated[:19].replace('T', ' ')}  {i.message_count:>5} msgs  "
+              f"{i.title or '(no prompt)'}{parent}")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args_list[:1] == ["sessions"]:
+            return _sessions_command(args_list[1:])
+        args = build_parser().parse_args(args_list)
+        if args.fork_session and not (args.cont or args.resume is not None):
+            raise UsageError("--fork-session needs -c/--continue or -r/--resume")
+        if args.print and args.resume == "":
+            raise UsageError("-p with -r needs a session ID (the picker is interactive)")
+        from peri_cli.runtime import StartupError, build_runtime
+
+        try:
+            runtime = build_runtime(args, os.environ)
+        except StartupError as e:
+            print(f"peri: error: {e}", file=sys.stderr)
+            return e.exit_code
+        if args.print:
+            from peri_cli.headless import run_headless
+
+            return run_headless(runtime, args.prompt or "", args.output_format)
+        from peri_cli.tui.app import run_tui
+
+        return run_tui(runtime, args.prompt)
+    except UsageError as e:
+        print(f"peri: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,45 @@
+"""Slash commands: one explicit registry; help text is the command's description."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    description: str
+    usage: str = ""
+    headless: bool = False  # also runs as `peri -r ID -p "/name"`
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("compact", "Summarize older history now to free context", "[focus]", headless=True),
+        Command("clear", "Start an empty visible history in this session", headless=True),
+        Command("resume", "Pick a session to resume"),
+        Command("fork", "Continue in a copy of this session"),
+        Command("model", "Show or switch the model", "[name]"),
+        Command("mode", "Show or switch the permission mode", "[mode]"),
+        Command("context", "Show what fills the context window"),
+        Command("help", "List commands and keys"),
+        Command("exit", "Quit Peri"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Invocation:
+    command: Command
+    argument: str
+
+
+def parse_command(text: str) -> Invocation | None:
+    """A known `/name [argument]`, or None: unknown `/word`s (and paths) go to the model as text."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    name, _, argument = stripped[1:].partition(" ")
+    command = COMMANDS.get(name)
+    return Invocation(command, argument.strip()) if command else None

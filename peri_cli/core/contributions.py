@@ -1,0 +1,71 @@
+"""Request-time contributions: an ordered middleware chain computed per request, after the frozen part.
+
+Contributions are never written to the transcript; they change freely without touching the cached
+prefix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# A contributor takes the request context and returns text, or None to stay silent.
+Contributor = Callable[["RequestContext"], str | None]
+
+
+@dataclass
+class RequestContext:
+    workspace: Path
+    turn: int = 0
+    notes: list[str] = field(default_factory=list)  # session-local notes (tool hints, reminders)
+
+
+@dataclass
+class ContributionChain:
+    """Named contributors in order; one returning None or raising adds nothing."""
+
+    contributors: list[tuple[str, Contributor]] = field(default_factory=list)
+
+    def add(self, name: str, contributor: Contributor) -> None:
+        self.contributors.append((name, contributor))
+
+    def remove(self, name: str) -> None:
+        self.contributors = [(n, c) for n, c in self.contributors if n != name]
+
+    def render(self, ctx: RequestContext) -> str:
+        parts: list[str] = []
+        for _name, contributor in self.contributors:
+            try:
+                text = contributor(ctx)
+            except Exception:  # a broken contributor must never block a request
+                continue
+            if text:
+                parts.append(text.strip())
+        return "\n\n".join(parts)
+
+
+def git_branch(ctx: RequestContext) -> str | None:
+    """The checked-out branch, read from .git/HEAD (no subprocess on the request path)."""
+    for directory in (ctx.workspace, *ctx.workspace.parents):
+        dot_git = directory / ".git"
+        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            pointer = dot_git.read_text().removeprefix("gitdir:").strip()
+            dot_git = (directory / pointer).resolve()
+        if dot_git.is_dir():
+            head = (dot_git / "HEAD").read_text().strip()
+            if head.startswith("ref: refs/heads/"):
+                return f"Current git branch: {head.removeprefix('ref: refs/heads/')}"
+            return f"Git HEAD is detached at {head[:12]}"
+    return None
+
+
+def session_notes(ctx: RequestContext) -> str | None:
+    return "\n".join(f"- {n}" for n in ctx.notes) if ctx.notes else None
+
+
+def default_chain() -> ContributionChain:
+    chain = ContributionChain()
+    chain.add("git", git_branch)
+    chain.add("notes", session_notes)
+    return chain

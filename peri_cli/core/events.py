@@ -1,0 +1,106 @@
+"""Typed events the loop yields; the TUI routes them in one `match`, headless prints them."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from peri_cli.core.messages import Message, Usage
+from peri_cli.core.provider import TextDelta, ThinkingDelta, ToolUseStarted
+from peri_cli.core.retry import Retrying
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    turn: int  # model calls so far in this run, 1-based
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """A complete reply, committed to the transcript with its tool results."""
+
+    message: Message
+    usage: Usage
+    stop_reason: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    id: str
+    name: str
+    output: str
+    is_error: bool
+
+
+PermissionAnswer = Literal["allow", "allow_session", "deny"]
+
+
+@dataclass
+class PermissionRequested:
+    """Asking the user; whoever handles the event sets the future's result."""
+
+    tool: str
+    input: dict[str, Any]
+    reason: str
+    future: asyncio.Future[PermissionAnswer] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class Compacted:
+    strategy: Literal["micro", "full", "clear"]
+    tokens_before: int | None
+    tokens_after: int | None
+    affected: int
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class CompactFailed:
+    reason: str
+
+
+@dataclass(frozen=True)
+class CompactWarning:
+    pressure: float
+    threshold: float
+
+
+@dataclass(frozen=True)
+class Notice:
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+TurnEndReason = Literal["done", "max_turns", "cancelled", "error", "compact_stalled"]
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    reason: TurnEndReason
+    error: str | None = None
+
+
+Event = (
+    TurnStarted
+    | TextDelta
+    | ThinkingDelta
+    | ToolUseStarted
+    | Retrying
+    | AssistantMessage
+    | ToolCall
+    | ToolFinished
+    | PermissionRequested
+    | Compacted
+    | CompactFailed
+    | CompactWarning
+    | Notice
+    | TurnEnded
+)

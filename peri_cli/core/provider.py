@@ -1,0 +1,96 @@
+"""The provider port: what the loop needs from a model API, with no SDK type crossing it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from peri_cli.core.messages import Message, Usage
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the model sees it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One model call. `frozen_system` is byte-identical across a session; `dynamic_system` is not."""
+
+    model: str
+    frozen_system: str
+    dynamic_system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int = 8192
+
+
+# Stream events a provider yields while a reply arrives.
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolUseStarted:
+    id: str
+    name: str
+
+
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "other"]
+
+
+@dataclass(frozen=True)
+class MessageCompleted:
+    """The whole assistant message. Only a reply with a stop reason is complete."""
+
+    message: Message
+    stop_reason: StopReason
+    usage: Usage
+
+
+StreamEvent = TextDelta | ThinkingDelta | ToolUseStarted | MessageCompleted
+
+
+class ProviderError(Exception):
+    """A failed model call. `retryable` errors are retried with backoff by the caller."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+
+class StreamInterrupted(ProviderError):
+    """The stream ended without a stop reason: an interrupted turn, not a finished one."""
+
+    def __init__(self, message: str = "the reply stream ended before the model finished") -> None:
+        super().__init__(message, retryable=True)
+
+
+class Provider(Protocol):
+    """A model API. `stream` yields deltas and ends with exactly one MessageCompleted, or raises."""
+
+    name: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...

@@ -1,0 +1,249 @@
+"""Sessions on disk: create, open, continue, resume by prefix, fork and list, per workspace."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from peri_cli.core.ids import uuid7
+from peri_cli.core.messages import TextPart
+from peri_cli.core.transcript import (
+    ClearMarker,
+    Entry,
+    Header,
+    LoadResult,
+    MessageEntry,
+    ParentRef,
+    Snapshot,
+    TranscriptError,
+    TranscriptWriter,
+    load,
+    load_lenient,
+    now_iso,
+)
+
+MIN_PREFIX = 8
+TITLE_CHARS = 80
+
+
+def workspace_key(workspace: Path) -> str:
+    """A readable slug of the absolute path plus a short hash, so distinct paths never collide."""
+    absolute = str(workspace.resolve())
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", absolute).strip("-")[-48:] or "root"
+    digest = hashlib.sha256(absolute.encode()).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+class SessionNotFound(TranscriptError):
+    pass
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What `peri sessions` and the picker show; kept in a small sidecar so listing stays cheap."""
+
+    id: str
+    title: str
+    created: str
+    updated: str
+    message_count: int
+    parent: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _title_of(entry: MessageEntry) -> str:
+    text = " ".join(p.text for p in entry.message.content if isinstance(p, TextPart))
+    return " ".join(text.split())[:TITLE_CHARS]
+
+
+class Session:
+    """An open, writable session: its entries in memory and the locked file they are appended to."""
+
+    def __init__(self, path: Path, loaded: LoadResult, writer: TranscriptWriter) -> None:
+        self.path = path
+        self.header = loaded.header
+        self.entries: list[Entry] = loaded.entries
+        self.warnings = loaded.warnings
+        self._writer = writer
+        self._info = _info_from_entries(path, loaded.entries)
+
+    @property
+    def id(self) -> str:
+        return self.header.session_id
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self.header.snapshot
+
+    @property
+    def dir(self) -> Path:
+        """Side files (large tool outputs, SubAgent transcripts) live here."""
+        return self.path.with_suffix("")
+
+    @property
+    def info(self) -> SessionInfo:
+        return self._info
+
+    def append(self, *entries: Entry) -> None:
+        """Persist entries together (one write + fsync), then update the cheap listing sidecar."""
+        self._writer.append(*entries)
+        self.entries.extend(entries)
+        messages = [e for e in entries if isinstance(e, MessageEntry)]
+        title = self._info.title
+        if not title:
+            users = [e for e in messages if e.message.role == "user" and _title_of(e)]
+            title = _title_of(users[0]) if users else ""
+        self._info = SessionInfo(
+            id=self._info.id,
+            title=title,
+            created=self._info.created,
+            updated=now_iso(),
+            message_count=self._info.message_count + len(messages),
+            parent=self._info.parent,
+        )
+        _write_sidecar(self.path, self._info)
+
+    def clear(self) -> ClearMarker:
+        marker = ClearMarker()
+        self.append(marker)
+        return marker
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_suffix(".meta.json")
+
+
+def _write_sidecar(path: Path, info: SessionInfo) -> None:
+    tmp = _sidecar(path).with_suffix(".tmp")
+    tmp.write_text(json.dumps(info.to_json(), ensure_ascii=False))
+    os.replace(tmp, _sidecar(path))
+
+
+def _info_from_entries(path: Path, entries: list[Entry]) -> SessionInfo:
+    header = entries[0]
+    assert isinstance(header, Header)
+    messages = [e for e in entries if isinstance(e, MessageEntry)]
+    users = [e for e in messages if e.message.role == "user" and _title_of(e)]
+    return SessionInfo(
+        id=header.session_id,
+        title=_title_of(users[0]) if users else "",
+        created=header.ts,
+        updated=messages[-1].ts if messages else header.ts,
+        message_count=len(messages),
+        parent=header.parent.session_id if header.parent else None,
+    )
+
+
+class SessionStore:
+    """All sessions of one workspace under `$PERI_HOME/projects/<workspace-key>/`."""
+
+    def __init__(self, peri_home: Path, workspace: Path) -> None:
+        self.workspace = workspace.resolve()
+        self.root = peri_home / "projects" / workspace_key(self.workspace)
+
+    def path_of(self, session_id: str) -> Path:
+        return self.root / f"{session_id}.jsonl"
+
+    def create(self, snapshot: Snapshot, *, parent: ParentRef | None = None) -> Session:
+        self.root.mkdir(parents=True, exist_ok=True)
+        session_id = uuid7()
+        header = Header(
+            session_id=session_id, workspace=str(self.workspace), snapshot=snapshot, parent=parent
+        )
+        path = self.path_of(session_id)
+        writer = TranscriptWriter(path)
+        writer.append(header)
+        session = Session(path, LoadResult(header=header, entries=[header]), writer)
+        _write_sidecar(path, session.info)
+        return session
+
+    def open(self, session_id: str) -> Session:
+        """Open a session for writing; raises SessionLocked if another process has it."""
+        path = self.path_of(session_id)
+        if not path.exists():
+            raise SessionNotFound(f"no session {session_id} in this workspace")
+        writer = TranscriptWriter(path)
+        try:
+            loaded = load(path)
+        except TranscriptError:
+            writer.close()
+            raise
+        return Session(path, loaded, writer)
+
+    def resolve(self, id_or_prefix: str) -> str:
+        """A full id, or a unique prefix of at least 8 characters."""
+        if self.path_of(id_or_prefix).exists():
+            return id_or_prefix
+        if len(id_or_prefix) < MIN_PREFIX:
+            raise SessionNotFound(
+                f"session id prefix {id_or_prefix!r} is too short (at least {MIN_PREFIX} characters)"
+            )
+        matches = sorted(p.stem for p in self.root.glob(f"{glob_escape(id_or_prefix)}*.jsonl"))
+        if not matches:
+            raise SessionNotFound(f"no session matching {id_or_prefix!r} in this workspace")
+        if len(matches) > 1:
+            raise SessionNotFound(
+                f"{id_or_prefix!r} matches {len(matches)} sessions; give more characters"
+            )
+        return matches[0]
+
+    def latest(self) -> str | None:
+        """The most recently updated session of this workspace."""
+        sessions = self.list()
+        return sessions[0].id if sessions else None
+
+    def fork(self, session_id: str) -> Session:
+        """Copy a session's history into a new session; the parent file is only read."""
+        source = self.path_of(session_id)
+        try:
+            loaded = load(source)
+        except TranscriptError:
+            loaded = load_lenient(source)  # a damaged parent still forks from its good lines
+        body = [e for e in loaded.entries[1:] if not isinstance(e, Header)]
+        parent = ParentRef(session_id=session_id, forked_at=body[-1].id if body else None)
+        child = self.create(loaded.header.snapshot, parent=parent)
+        if body:
+            child.append(*body)
+        child.warnings.extend(loaded.warnings)
+        return child
+
+    def list(self) -> list[SessionInfo]:
+        """Newest first, from the sidecars; a missing or stale sidecar is rebuilt from the file."""
+        if not self.root.is_dir():
+            return []
+        infos: list[SessionInfo] = []
+        for path in self.root.glob("*.jsonl"):
+            info = _read_sidecar(path)
+            if info is None:
+                try:
+                    info = _info_from_entries(path, load_lenient(path).entries)
+                except (TranscriptError, OSError):
+                    continue
+                _write_sidecar(path, info)
+            infos.append(info)
+        infos.sort(key=lambda i: (i.updated, i.id), reverse=True)
+        return infos
+
+
+def _read_sidecar(path: Path) -> SessionInfo | None:
+    try:
+        meta = _sidecar(path)
+        if meta.stat().st_mtime < path.stat().st_mtime - 1:
+            return None  # written by something that did not update the sidecar
+        data = json.loads(meta.read_text())
+        return SessionInfo(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)

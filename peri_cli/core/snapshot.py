@@ -1,0 +1,72 @@
+"""The frozen base prompt: built once at session creation, stored in the header, reused byte for byte."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+
+from peri_cli.core.transcript import Snapshot
+
+# Base sections in prompt order; each id can later be replaced through the Meta Harness.
+BASE_SECTIONS = ("identity", "working", "safety")
+
+
+@cache
+def base_section(section_id: str) -> str:
+    return (files("peri_cli.core") / "prompts" / f"{section_id}.md").read_text("utf-8").strip()
+
+
+@dataclass(frozen=True)
+class SnapshotInputs:
+    """Everything the frozen prompt is made of; gathered at the edge, then rendered purely."""
+
+    workspace: Path
+    today: date
+    platform: str
+    is_git: bool
+    guide_text: str = ""
+    guide_files: list[str] = field(default_factory=list)
+    guide_warnings: list[str] = field(default_factory=list)
+    skill_summary: list[tuple[str, str]] = field(default_factory=list)  # (name, description)
+
+
+def render_system(inputs: SnapshotInputs) -> str:
+    sections = [base_section(s) for s in BASE_SECTIONS]
+    sections.append(
+        "# Environment\n"
+        f"- Workspace: {inputs.workspace}\n"
+        f"- Platform: {inputs.platform}\n"
+        f"- Git repository: {'yes' if inputs.is_git else 'no'}\n"
+        f"- Session started: {inputs.today.isoformat()}"
+    )
+    if inputs.guide_text.strip():
+        sections.append(
+            "# Project guide\nThe project's own instructions; follow them.\n\n"
+            + inputs.guide_text.strip()
+        )
+    if inputs.skill_summary:
+        lines = "\n".join(f"- {name}: {desc}" for name, desc in inputs.skill_summary)
+        sections.append(
+            "# Skills\nLoad a skill's full instructions with the Skill tool when it applies.\n"
+            + lines
+        )
+    return "\n\n".join(sections) + "\n"
+
+
+def build_snapshot(inputs: SnapshotInputs) -> Snapshot:
+    return Snapshot(
+        system=render_system(inputs),
+        guide_files=inputs.guide_files,
+        guide_warnings=inputs.guide_warnings,
+        skills=[name for name, _ in inputs.skill_summary],
+    )
+
+
+def detect_environment(workspace: Path) -> tuple[str, bool]:
+    """(platform description, whether the workspace is inside a git repository)."""
+    is_git = any((p / ".git").exists() for p in (workspace, *workspace.parents))
+    return f"{platform.system()} {platform.release()}".strip(), is_git

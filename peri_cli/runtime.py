@@ -1,0 +1,204 @@
+"""Composition: settings, the session store, the provider and the agent for one `peri` run."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+
+from peri_cli.core.contributions import default_chain
+from peri_cli.core.guides import discover_guides
+from peri_cli.core.loop import Agent
+from peri_cli.core.models import context_window, default_model
+from peri_cli.core.permissions import Mode, PermissionPolicy
+from peri_cli.core.provider import Provider
+from peri_cli.core.session import Session, SessionNotFound, SessionStore
+from peri_cli.core.settings import Settings, SettingsError, load_settings, peri_home_from_env
+from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
+from peri_cli.core.tools import ToolRegistry
+from peri_cli.core.transcript import SessionLocked, Snapshot, TranscriptError
+
+
+class StartupError(Exception):
+    """Peri cannot start as asked; one line for stderr and an exit status."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def choose_provider(flag: str | None, settings: Settings, env: Mapping[str, str]) -> str:
+    if flag:
+        return flag
+    if settings.provider:
+        return settings.provider
+    if not env.get("ANTHROPIC_API_KEY") and not env.get("ANTHROPIC_BASE_URL") and (
+        env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")
+    ):
+        return "openai"
+    return "anthropic"
+
+
+def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
+    """Why the provider cannot be reached, in words a user can act on; None when it can."""
+    prefix = provider.upper()
+    if env.get(f"{prefix}_API_KEY") or env.get(f"{prefix}_BASE_URL"):
+        return None
+    return (
+        f"No {provider} API key. Set {prefix}_API_KEY, or point {prefix}_BASE_URL at a local "
+        "server (vLLM, llama.cpp, Ollama)"
+        + (", or choose --provider openai." if provider == "anthropic" else ".")
+    )
+
+
+@dataclass
+class Runtime:
+    workspace: Path
+    peri_home: Path
+    env: Mapping[str, str]
+    settings: Settings
+    store: SessionStore
+    provider_name: str
+    model: str
+    mode: Mode
+    max_turns: int | None
+    warnings: list[str] = field(default_factory=list)
+    session: Session | None = None
+    agent: Agent | None = None
+    _provider: Provider | None = None
+
+    @property
+    def context_window(self) -> int:
+        return context_window(self.model, self.settings.context_window)
+
+    @property
+    def credentials_problem(self) -> str | None:
+        return credentials_problem(self.provider_name, self.env)
+
+    def provider(self) -> Provider:
+        if self._provider is None:
+            from peri_cli.providers import make_provider
+
+            self._provider = make_provider(self.provider_name)
+        return self._provider
+
+    def new_snapshot(self) -> Snapshot:
+        guides = discover_guides(
+            self.workspace,
+            home=Path(self.env.get("HOME", str(Path.home()))),
+            extra_paths=[Path(p).expanduser() for p in self.settings.guides.extra_paths],
+            budget_bytes=self.settings.guides.budget_bytes,
+        )
+        platform, is_git = detect_environment(self.workspace)
+        inputs = SnapshotInputs(
+            workspace=self.workspace,
+            today=date.today(),
+            platform=platform,
+            is_git=is_git,
+            guide_text=guides.text,
+            guide_files=[_display(p, self.workspace) for p in guides.files],
+            guide_warnings=list(guides.warnings),
+        )
+        return build_snapshot(inputs)
+
+    def start_new(self) -> Session:
+        return self._attach(self.store.create(self.new_snapshot()))
+
+    def start_existing(self, id_or_prefix: str, *, fork: bool) -> Session:
+        try:
+            session_id = self.store.resolve(id_or_prefix)
+        except SessionNotFound as e:
+            raise StartupError(str(e), exit_code=2) from e
+        try:
+            session = self.store.fork(session_id) if fork else self.store.open(session_id)
+        except SessionLocked as e:
+            raise StartupError(str(e)) from e
+        except TranscriptError as e:
+            raise StartupError(str(e)) from e
+        self.warnings.extend(session.warnings)
+        return self._attach(session)
+
+    def _attach(self, session: Session) -> Session:
+        if self.session is not None:
+            self.session.close()
+        self.session = session
+        self.agent = self.make_agent(session)
+        return session
+
+    def make_agent(self, session: Session) -> Agent:
+        from peri_cli.tools import builtin_tools
+
+        registry = ToolRegistry()
+        for tool in builtin_tools():
+            registry.add(tool)
+        return Agent(
+            session=session,
+            provider=_LazyProvider(self),
+            model=self.model,
+            tools=registry,
+            policy=PermissionPolicy(mode=self.mode, workspace=self.workspace),
+            chain=default_chain(),
+            compactor=self.make_compactor(),
+            max_turns=self.max_turns,
+        )
+
+    def make_compactor(self) -> None:
+        return None
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+
+
+class _LazyProvider:
+    """Builds the SDK client on the first request, keeping SDK imports off the start path."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self.name = runtime.provider_name
+
+    def stream(self, request):  # type: ignore[no-untyped-def]
+        return self._runtime.provider().stream(request)
+
+
+def _display(path: Path, workspace: Path) -> str:
+    try:
+        return str(path.relative_to(workspace))
+    except ValueError:
+        return str(path)
+
+
+def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
+    workspace = Path.cwd().resolve()
+    peri_home = peri_home_from_env(env)
+    try:
+        loaded = load_settings(workspace, peri_home, env)
+    except SettingsError as e:
+        raise StartupError(str(e), exit_code=2) from e
+    settings = loaded.settings
+    provider_name = choose_provider(args.provider, settings, env)
+    runtime = Runtime(
+        workspace=workspace,
+        peri_home=peri_home,
+        env=env,
+        settings=settings,
+        store=SessionStore(peri_home, workspace),
+        provider_name=provider_name,
+        model=args.model or settings.model or default_model(provider_name),
+        mode=args.permission_mode or settings.permission_mode,
+        max_turns=args.max_turns,
+        warnings=list(loaded.warnings),
+    )
+    if args.cont:
+        latest = runtime.store.latest()
+        if latest is None:
+            raise StartupError("no session to continue in this workspace", exit_code=2)
+        runtime.start_existing(latest, fork=args.fork_session)
+    elif args.resume:
+        runtime.start_existing(args.resume, fork=args.fork_session)
+    elif args.resume is None:
+        runtime.start_new()
+    # `-r` without an id leaves the session unset: the TUI opens the picker.
+    return runtime
