@@ -1,0 +1,61 @@
+from pathlib import Path
+
+import pytest
+
+from peri_cli.core.permissions import PermissionPolicy, decide
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "ws").mkdir()
+    return tmp_path / "ws"
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind", "expected"),
+    [
+        ("default", "read", "allow"),
+        ("default", "write", "ask"),
+        ("default", "execute", "ask"),
+        ("default", "external", "ask"),
+        ("accept-edits", "write", "allow"),
+        ("accept-edits", "execute", "ask"),
+        ("accept-edits", "external", "ask"),
+        ("plan", "read", "allow"),
+        ("plan", "write", "deny"),
+        ("plan", "execute", "deny"),
+        ("bypass", "write", "allow"),
+        ("bypass", "execute", "allow"),
+    ],
+)
+def test_modes(ws: Path, mode, kind, expected) -> None:
+    targets = [ws / "a.txt"] if kind == "write" else []
+    assert decide(mode, kind, targets, ws).action == expected
+
+
+def test_write_outside_workspace_asks_even_in_accept_edits(ws: Path, tmp_path: Path) -> None:
+    d = decide("accept-edits", "write", [tmp_path / "elsewhere.txt"], ws)
+    assert d.action == "ask" and d.outside_workspace
+
+
+def test_dotdot_and_symlinks_are_resolved(ws: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / "link").symlink_to(outside)
+    assert decide("accept-edits", "write", [ws / "link" / "f.txt"], ws).action == "ask"
+    assert decide("accept-edits", "write", [ws / "sub" / ".." / ".." / "x"], ws).action == "ask"
+    assert decide("accept-edits", "write", [ws / "sub" / ".." / "x"], ws).action == "allow"
+
+
+def test_bypass_allows_outside(ws: Path, tmp_path: Path) -> None:
+    assert decide("bypass", "write", [tmp_path / "x"], ws).action == "allow"
+
+
+def test_allow_for_session_covers_the_tool_but_not_outside_writes(ws: Path, tmp_path: Path) -> None:
+    policy = PermissionPolicy(mode="default", workspace=ws)
+    policy.session_allowed.add("Bash")
+    policy.session_allowed.add("Write")
+    assert policy.decide("Bash", "execute", []).action == "allow"
+    assert policy.decide("Write", "write", [ws / "a"]).action == "allow"
+    assert policy.decide("Write", "write", [tmp_path / "a"]).action == "ask"
+    assert policy.decide("Edit", "write", [ws / "a"]).action == "ask"
