@@ -1,0 +1,153 @@
+"""Edit: replace an exact string in a file, atomically, and show the result around it."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.tools.write import atomic_write, count_lines, real_path
+
+SNIFF_BYTES = 8192
+CONTEXT_LINES = 3
+MAX_SNIPPET_LINES = 40
+MAX_SNIPPET_LINE_CHARS = 500
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@functools.cache
+def _description() -> str:
+    return Path(__file__).with_suffix(".md").read_text(encoding="utf-8")
+
+
+class EditParams(BaseModel):
+    file_path: str = Field(
+        description="Path of the file to edit; relative paths are in the workspace."
+    )
+    old_string: str = Field(
+        description="The exact text to replace, including whitespace and indentation."
+    )
+    new_string: str = Field(
+        description="The text to put in its place; must differ from old_string."
+    )
+    replace_all: bool = Field(
+        default=False, description="Replace every occurrence instead of requiring exactly one."
+    )
+
+
+class EditTool:
+    name: ClassVar[str] = "Edit"
+    kind: ClassVar[ToolKind] = "write"
+    Params: ClassVar[type[BaseModel]] = EditParams
+
+    def description(self) -> str:
+        return _description()
+
+    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
+        p = EditParams.model_validate(params, from_attributes=True)
+        return [real_path(ctx, p.file_path)]
+
+    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
+        p = EditParams.model_validate(params, from_attributes=True)
+        return await asyncio.to_thread(_edit, real_path(ctx, p.file_path), p)
+
+
+def _edit(path: Path, p: EditParams) -> ToolOutput:
+    old, new = p.old_string, p.new_string
+    if old == new:
+        return ToolOutput.error(
+            "old_string and new_string are identical, so there is nothing to do."
+        )
+    if path.is_dir():
+        return ToolOutput.error(f"{path} is a directory, not a file.")
+    if not path.exists():
+        if old == "":
+            return _save(path, new, f"Created {path} ({count_lines(new)} lines).")
+        return ToolOutput.error(
+            f"File not found: {path}. Check the path (Glob can find files); "
+            "to create a new file use Write."
+        )
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return ToolOutput.error(f"Cannot read {path}: {e.strerror or e}.")
+    if b"\0" in data[:SNIFF_BYTES]:
+        return ToolOutput.error(f"{path} is a binary file; Edit only changes text files.")
+    # surrogateescape round-trips bytes that are not UTF-8, so the rest of the file stays intact.
+    text = data.decode("utf-8", errors="surrogateescape")
+    if old == "":
+        if text:
+            return ToolOutput.error(
+                f"old_string is empty but {path} already has content. Give the exact text to "
+                "replace, or use Write to replace the whole file."
+            )
+        return _save(path, new, f"Wrote {path} ({count_lines(new)} lines).")
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old:
+        # The model saw the file through Read, which shows CRLF lines without their \r.
+        old, new = _crlf(old), _crlf(new)
+        count = text.count(old)
+    if count == 0:
+        return ToolOutput.error(_not_found_message(path, text, old))
+    if count > 1 and not p.replace_all:
+        return ToolOutput.error(
+            f"old_string occurs {count} times in {path}. Include more surrounding lines to make it "
+            "unique, or set replace_all to true to replace every occurrence."
+        )
+    start = text.index(old)
+    updated = text.replace(old, new) if p.replace_all else text.replace(old, new, 1)
+    what = "1 occurrence" if count == 1 else f"all {count} occurrences (the first is shown)"
+    return _save(path, updated, f"Edited {path}: replaced {what}.", snippet_at=(start, new))
+
+
+def _crlf(s: str) -> str:
+    return s.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _not_found_message(path: Path, text: str, old: str) -> str:
+    hint = "Read the file again and copy the text exactly, including whitespace and indentation."
+    squeezed = " ".join(old.split())
+    if squeezed and squeezed in " ".join(text.split()):
+        hint = (
+            "The text exists with different whitespace or indentation; copy it exactly from Read."
+        )
+    return f"old_string was not found in {path}. {hint}"
+
+
+def _save(
+    path: Path, text: str, summary: str, snippet_at: tuple[int, str] | None = None
+) -> ToolOutput:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text.encode("utf-8", errors="surrogateescape"))
+    except UnicodeEncodeError:
+        return ToolOutput.error("new_string contains invalid Unicode (a lone surrogate).")
+    except OSError as e:
+        return ToolOutput.error(f"Cannot write {path}: {e.strerror or e}.")
+    if snippet_at is None:
+        return ToolOutput.text(summary)
+    return ToolOutput.text(f"{summary}\n{_snippet(text, *snippet_at)}")
+
+
+def _snippet(text: str, start: int, inserted: str) -> str:
+    """Numbered lines around the replacement that begins at `start`."""
+    first = text.count("\n", 0, start) + 1
+    last = first + inserted.count("\n")
+    lines = text.split("\n")
+    lo = max(1, first - CONTEXT_LINES)
+    hi = min(len(lines), last + CONTEXT_LINES, lo + MAX_SNIPPET_LINES - 1)
+    out = []
+    for n in range(lo, hi + 1):
+        line = lines[n - 1].removesuffix("\r")
+        if len(line) > MAX_SNIPPET_LINE_CHARS:
+            line = line[:MAX_SNIPPET_LINE_CHARS] + " [… line truncated]"
+        out.append(f"{n:>6}\t{line}")
+    if hi < last + CONTEXT_LINES and hi < len(lines):
+        out.append("   ...\t(snippet cut; Read the file to see the rest)")
+    # Lone surrogates (undecodable bytes) cannot be serialized; show them as U+FFFD.
+    return _SURROGATE.sub("\ufffd", "\n".join(out))

@@ -1,0 +1,12 @@
+from pathlib import Path
+
+import pytest
+
+from peri_cli.core.tools import ToolContext
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ToolContext:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    return ToolContext(workspace=workspace, session_dir=tmp_path / "session")

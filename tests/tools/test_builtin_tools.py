@@ -1,0 +1,52 @@
+from pathlib import Path
+
+import peri_cli.tools
+from peri_cli.core.tools import ToolContext, ToolRegistry, spec_of
+from peri_cli.tools import builtin_tools
+
+CONTRACT_INPUTS = {
+    "Read": {"file_path", "offset", "limit"},
+    "Write": {"file_path", "content"},
+    "Edit": {"file_path", "old_string", "new_string", "replace_all"},
+    "Bash": {"command", "timeout", "run_in_background"},
+    "Glob": {"pattern", "path"},
+    "Grep": {"pattern", "path", "glob", "output_mode"},
+}
+KINDS = {"Read": "read", "Glob": "read", "Grep": "read", "Write": "write", "Edit": "write"}
+
+
+def test_one_of_each_with_contract_inputs_and_kinds() -> None:
+    tools = builtin_tools()
+    assert [t.name for t in tools] == ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
+    for tool in tools:
+        spec = spec_of(tool)
+        assert set(spec.input_schema["properties"]) == CONTRACT_INPUTS[tool.name]
+        assert all(p.get("description") for p in spec.input_schema["properties"].values())
+        assert tool.kind == KINDS.get(tool.name, "execute")
+
+
+def test_descriptions_come_from_sibling_markdown() -> None:
+    package = Path(peri_cli.tools.__file__).parent
+    for tool in builtin_tools():
+        module = type(tool).__module__.rsplit(".", 1)[1]
+        assert tool.description() == (package / f"{module}.md").read_text(encoding="utf-8")
+
+
+def test_only_writers_have_target_paths(ctx: ToolContext) -> None:
+    registry = ToolRegistry()
+    for tool in builtin_tools():
+        registry.add(tool)
+    sample = {
+        "Read": {"file_path": "a"},
+        "Write": {"file_path": "a", "content": ""},
+        "Edit": {"file_path": "a", "old_string": "x", "new_string": "y"},
+        "Bash": {"command": "rm -rf a"},
+        "Glob": {"pattern": "*"},
+        "Grep": {"pattern": "x"},
+    }
+    for name, raw in sample.items():
+        found = registry.get(name)
+        assert found is not None
+        paths = found.target_paths(found.Params.model_validate(raw), ctx)
+        expected = [ctx.workspace.resolve() / "a"] if found.kind == "write" else []
+        assert paths == expected, name
