@@ -120,7 +120,8 @@ _MESSAGE = TypeAdapter(Message)
 
 def dump_message(message: Message) -> dict[str, Any]:
     """The one serializer: a JSON-ready dict, used by the transcript and the providers alike."""
-    return _MESSAGE.dump_python(message, mode="json", exclude_defaults=False)
+    data: dict[str, Any] = _MESSAGE.dump_python(message, mode="json")
+    return data
 
 
 def load_message(data: object) -> Message:
