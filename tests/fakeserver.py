@@ -1,0 +1,778 @@
+"""A loopback fake of the Anthropic Messages and OpenAI Chat Completions APIs, streaming included.
+
+Stdlib only, so it runs in-process (`with FakeServer(script=[...]) as srv:`) and as a subprocess for
+end-to-end tests of the real `peri` process (`python tests/fakeserver.py --port 0 --script s.json`
+prints `LISTENING <port>` and serves until killed).
+
+Endpoints:
+  POST /v1/messages           Anthropic Messages (SSE with `event:` lines when "stream": true)
+  POST /v1/chat/completions   OpenAI Chat Completions (SSE `data:` chunks, `data: [DONE]`)
+  GET  /_requests             every request received so far, as JSON
+  POST /_script               replace the script (a JSON list or {"script": [...]}), reset cursor
+  DELETE /_requests           forget the recorded requests
+
+Each model request first passes validation (rules the real APIs enforce that Peri must respect); an
+invalid one is answered 400 with an API-shaped body and consumes no script item. A valid one takes
+the next script item. Script items are JSON-friendly dicts; keys combine:
+
+  {"text": "..."}                                 a text reply, streamed word by word
+  {"thinking": "...", "signature": "..."}         a thinking block first (OpenAI: reasoning_content)
+  {"redacted_thinking": "<data>"}                 an Anthropic redacted_thinking block
+  {"tool_calls": [{"name": "Read", "input": {...}}]}        tool calls; ids are generated
+  {"tool_calls": [{"name": "Read", "raw_arguments": "{not json"}]}   a model sending nonsense
+  {"usage": {"input_tokens": N, "output_tokens": N,
+             "cache_read_input_tokens": N, "cache_creation_input_tokens": N}}   Anthropic names;
+                                                  mapped to prompt_tokens/cached_tokens for OpenAI
+  {"stop_reason": "max_tokens"}                   override (Anthropic names; mapped for OpenAI)
+  {"status": 529, "times": 2, "retry_after": 1}   answer that HTTP error N times (default 1), with
+                                                  the real body shape and a retry-after header;
+                                                  "message" overrides the error text. A 401 echoes
+                                                  the key it received, to prove clients scrub it.
+  {"cut_after": K}                                send K SSE events, then drop the connection
+                                                  without finishing the chunked body
+  {"cut_after": K, "graceful": true}              ... or end the body cleanly, still without the
+                                                  stop event (what a cutting proxy does)
+  {"error_event": "overloaded_error"}             an in-stream error event after `cut_after`
+                                                  events (default 1)
+  {"delay": 0.05}                                 seconds to sleep before each event
+
+An item with no content key replies "ok"; so does every request once the script is exhausted.
+Events counted by `cut_after` include Anthropic's `ping` and OpenAI's first role chunk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import re
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+_ANTHROPIC_MESSAGES = {
+    "overloaded_error": "Overloaded",
+    "rate_limit_error": "Number of request tokens has exceeded your per-minute rate limit",
+    "api_error": "Internal server error",
+}
+_OPENAI_STOP = {
+    "end_turn": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "stop_sequence": "stop",
+    "refusal": "content_filter",
+}
+_CONTENT_KEYS = ("text", "thinking", "redacted_thinking", "tool_calls")
+
+
+class _Cut(Exception):
+    """Raised inside an SSE writer to drop the connection mid-body."""
+
+
+def _pieces(text: str) -> list[str]:
+    """Word-by-word pieces that join back to `text` exactly."""
+    return re.findall(r"\s*\S+\s*|\s+", text) or [text]
+
+
+def _json_pieces(text: str, n: int = 3) -> list[str]:
+    size = max(1, -(-len(text) // n))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+# --- request validation -------------------------------------------------------------------------
+
+
+def _count_cache_control(value: Any) -> int:
+    if isinstance(value, dict):
+        own = 1 if value.get("cache_control") is not None else 0
+        return own + sum(_count_cache_control(v) for k, v in value.items() if k != "cache_control")
+    if isinstance(value, list):
+        return sum(_count_cache_control(v) for v in value)
+    return 0
+
+
+def _check_block(where: str, role: str, block: Any) -> str | None:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        return f"{where}: each content block must be an object with a type"
+    kind = block["type"]
+    allowed = {
+        "user": {"text", "image", "tool_result", "document"},
+        "assistant": {"text", "thinking", "redacted_thinking", "tool_use"},
+    }[role]
+    if kind not in allowed:
+        return f"{where}: a block of type `{kind}` is not allowed in a `{role}` message"
+    if kind == "text" and not (isinstance(block.get("text"), str) and block["text"]):
+        return f"{where}: text content blocks must be non-empty"
+    if kind == "thinking":
+        if not isinstance(block.get("thinking"), str):
+            return f"{where}.thinking: Field required"
+        if not (isinstance(block.get("signature"), str) and block["signature"]):
+            return f"{where}.signature: Field required"
+    if kind == "redacted_thinking" and not block.get("data"):
+        return f"{where}.data: Field required"
+    if kind == "tool_use" and not (
+        block.get("id") and block.get("name") and isinstance(block.get("input"), dict)
+    ):
+        return f"{where}: tool_use blocks need id, name and an object input"
+    if kind == "tool_result" and not block.get("tool_use_id"):
+        return f"{where}.tool_use_id: Field required"
+    if kind == "image":
+        source = block.get("source")
+        if not (isinstance(source, dict) and source.get("type") == "base64" and source.get("data")):
+            return f"{where}.source: a base64 source is required"
+    return None
+
+
+def _blocks(message: dict[str, Any]) -> list[Any]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return content if isinstance(content, list) else []
+
+
+def validate_anthropic(body: Any) -> str | None:  # noqa: C901, PLR0912
+    """The error message the real Messages API would give, or None when the request is valid."""
+    if not isinstance(body, dict):
+        return "request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "model: Field required"
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens: Field required"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "messages: at least one message is required"
+    system = body.get("system")
+    if isinstance(system, list):
+        for i, block in enumerate(system):
+            if not (isinstance(block, dict) and block.get("type") == "text" and block.get("text")):
+                return f"system.{i}: system blocks must be non-empty text blocks"
+    previous_tool_ids: list[str] = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in ("user", "assistant"):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        if i == 0 and role != "user":
+            return "messages: first message must use the `user` role"
+        if i > 0 and role == messages[i - 1]["role"]:
+            return f"messages.{i}: roles must alternate between `user` and `assistant`"
+        content = message.get("content")
+        if isinstance(content, list) and not content and i < len(messages) - 1:
+            return f"messages.{i}: all messages must have non-empty content"
+        blocks = _blocks(message)
+        for j, block in enumerate(blocks):
+            error = _check_block(f"messages.{i}.content.{j}", role, block)
+            if error:
+                return error
+        result_ids = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+        if role == "user":
+            orphans = [r for r in result_ids if r not in previous_tool_ids]
+            if orphans:
+                return (
+                    f"messages.{i}.content: unexpected `tool_use_id` found in `tool_result` "
+                    f"blocks: {', '.join(orphans)}. Each `tool_result` block must have a "
+                    "corresponding `tool_use` block in the previous message."
+                )
+            missing = [t for t in previous_tool_ids if t not in result_ids]
+            if missing:
+                return (
+                    f"messages.{i - 1}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+                    "corresponding `tool_result` block in the next message."
+                )
+            previous_tool_ids = []
+        else:
+            previous_tool_ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
+    if previous_tool_ids:
+        return (
+            f"messages.{len(messages) - 1}: `tool_use` ids were found without `tool_result` "
+            f"blocks immediately after: {', '.join(previous_tool_ids)}."
+        )
+    found = _count_cache_control([system, messages, body.get("tools")])
+    if found > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {found}."
+    return None
+
+
+def validate_openai(body: Any) -> str | None:
+    """The error message the real Chat Completions API would give, or None when valid."""
+    if not isinstance(body, dict):
+        return "request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "you must provide a model parameter"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "'messages' must contain at least one message"
+    pending: list[str] = []
+    for i, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            return f"Invalid value for 'messages[{i}].role'"
+        if role == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in pending:
+                return (
+                    f"Invalid parameter: messages with role 'tool' must be a response to a "
+                    f"preceeding message with 'tool_calls'. (messages[{i}])"
+                )
+            pending.remove(call_id)
+            continue
+        if pending:
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(pending)}"
+            )
+        if role == "assistant":
+            calls = message.get("tool_calls") or []
+            if not calls and not message.get("content"):
+                return f"messages[{i}]: an assistant message needs content or tool_calls"
+            for call in calls:
+                function = call.get("function") or {}
+                if not isinstance(function.get("arguments"), str):
+                    return f"messages[{i}].tool_calls: function.arguments must be a string"
+            pending = [call.get("id") for call in calls]
+    if pending:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages responding "
+            f"to each 'tool_call_id'. The following tool_call_ids did not have response "
+            f"messages: {', '.join(pending)}"
+        )
+    return None
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+
+class _State:
+    def __init__(self, script: list[dict[str, Any]] | None) -> None:
+        self.lock = threading.Lock()
+        self.script: list[dict[str, Any]] = []
+        self.served = 0  # how often the current status item has been answered
+        self.requests: list[dict[str, Any]] = []
+        self.counter = 0
+        self.set_script(script or [])
+
+    def set_script(self, script: list[dict[str, Any]]) -> None:
+        with self.lock:
+            self.script = [dict(copy.deepcopy(item)) for item in script]
+            self.served = 0
+
+    def next_item(self) -> dict[str, Any]:
+        with self.lock:
+            if not self.script:
+                return {}
+            item = self.script[0]
+            if "status" in item:
+                self.served += 1
+                if self.served >= int(item.get("times", 1)):
+                    self.script.pop(0)
+                    self.served = 0
+            else:
+                self.script.pop(0)
+            return item
+
+    def next_id(self) -> int:
+        with self.lock:
+            self.counter += 1
+            return self.counter
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    # -- plumbing --
+
+    def _read_body(self) -> tuple[bytes, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return raw, json.loads(raw) if raw else None
+        except ValueError:
+            return raw, None
+
+    def _send_json(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+    def _record(self, body: Any, status: int) -> None:
+        state = self.server.state
+        with state.lock:
+            state.requests.append(
+                {
+                    "path": self.path,
+                    "method": self.command,
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "body": body,
+                    "status": status,
+                }
+            )
+
+    def _stream(self, events: Iterator[bytes], item: dict[str, Any]) -> None:
+        """Write SSE events as HTTP/1.1 chunks, honouring delay and cut_after."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
+        self.send_header("request-id", f"req_fake_{self.server.state.next_id():06d}")
+        self.end_headers()
+        self.close_connection = True
+        delay = float(item.get("delay", 0))
+        cut_after = item.get("cut_after")
+        sent = 0
+        try:
+            for event in events:
+                if cut_after is not None and sent >= int(cut_after):
+                    if not item.get("graceful"):
+                        return  # the socket closes without the final chunk
+                    break
+                if delay:
+                    time.sleep(delay)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                self.wfile.flush()
+                sent += 1
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    # -- routes --
+
+    def do_GET(self) -> None:
+        if self.path == "/_requests":
+            with self.server.state.lock:
+                snapshot = list(self.server.state.requests)
+            self._send_json(200, snapshot)
+        else:
+            self._send_json(404, {"error": {"type": "not_found_error", "message": "not found"}})
+
+    def do_DELETE(self) -> None:
+        if self.path == "/_requests":
+            with self.server.state.lock:
+                self.server.state.requests.clear()
+            self._send_json(200, {"ok": True})
+        else:
+            self._send_json(404, {"error": {"type": "not_found_error", "message": "not found"}})
+
+    def do_POST(self) -> None:
+        _, body = self._read_body()
+        path = self.path.split("?")[0]
+        if path == "/_script":
+            script = body.get("script") if isinstance(body, dict) else body
+            if not isinstance(script, list):
+                self._send_json(400, {"error": "the script must be a JSON list"})
+                return
+            self.server.state.set_script(script)
+            self._send_json(200, {"ok": True, "items": len(script)})
+        elif path.endswith("/messages"):
+            self._model_call(body, anthropic=True)
+        elif path.endswith("/chat/completions"):
+            self._model_call(body, anthropic=False)
+        else:
+            self._record(body, 404)
+            self._send_json(404, {"error": {"type": "not_found_error", "message": "not found"}})
+
+    def _model_call(self, body: Any, *, anthropic: bool) -> None:
+        error = validate_anthropic(body) if anthropic else validate_openai(body)
+        if error:
+            self._record(body, 400)
+            self._send_error(400, error, anthropic=anthropic)
+            return
+        item = self.server.state.next_item()
+        if "status" in item:
+            status = int(item["status"])
+            self._record(body, status)
+            headers = {}
+            if item.get("retry_after") is not None:
+                headers["retry-after"] = str(item["retry_after"])
+            self._send_error(status, item.get("message"), anthropic=anthropic, headers=headers)
+            return
+        self._record(body, 200)
+        reply = _Reply(item, body, self.server.state)
+        if not body.get("stream"):
+            self._send_json(200, reply.anthropic_message() if anthropic else reply.openai_message())
+        elif anthropic:
+            self._stream(reply.anthropic_events(), _stream_options(item))
+        else:
+            self._stream(reply.openai_events(), _stream_options(item))
+
+    def _send_error(
+        self,
+        status: int,
+        message: str | None,
+        *,
+        anthropic: bool,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        key = self.headers.get("x-api-key") or (self.headers.get("authorization") or "")[7:]
+        if anthropic:
+            fallback = "api_error" if status >= 500 else "invalid_request_error"
+            kind = _ANTHROPIC_ERROR_TYPES.get(status, fallback)
+            if status == 401:
+                message = message or f"invalid x-api-key: {key}"
+            body: dict[str, Any] = {
+                "type": "error",
+                "error": {"type": kind, "message": message or _ANTHROPIC_MESSAGES.get(kind, kind)},
+                "request_id": f"req_fake_{self.server.state.next_id():06d}",
+            }
+        else:
+            kind, code = {
+                401: ("invalid_request_error", "invalid_api_key"),
+                429: ("requests", "rate_limit_exceeded"),
+            }.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+            if status == 401:
+                message = message or f"Incorrect API key provided: {key}."
+            default = "Rate limit reached" if status == 429 else "The server had an error"
+            body = {"error": {"message": message or default, "type": kind, "param": None}}
+            body["error"]["code"] = code
+        self._send_json(status, body, headers)
+
+
+def _stream_options(item: dict[str, Any]) -> dict[str, Any]:
+    """With an error event, `cut_after` places the error instead of cutting the connection."""
+    if item.get("error_event"):
+        return {k: v for k, v in item.items() if k != "cut_after"}
+    return item
+
+
+class _Reply:
+    """One scripted reply rendered in either protocol."""
+
+    def __init__(self, item: dict[str, Any], request: dict[str, Any], state: _State) -> None:
+        self.item = item
+        self.request = request
+        self.state = state
+        self.model = str(request.get("model", "fake-model"))
+        self.text = item.get("text")
+        if self.text is None and not any(k in item for k in _CONTENT_KEYS):
+            self.text = "ok"
+        self.calls = []
+        for call in item.get("tool_calls") or []:
+            arguments = call.get("raw_arguments")
+            if arguments is None:
+                arguments = json.dumps(call.get("input") or {})
+            self.calls.append((str(call["name"]), arguments, state.next_id()))
+        default_stop = "tool_use" if self.calls else "end_turn"
+        self.stop_reason = str(item.get("stop_reason", default_stop))
+        words = len((self.text or "").split()) + len((item.get("thinking") or "").split())
+        usage = {
+            "input_tokens": max(1, len(json.dumps(request)) // 4),
+            "output_tokens": max(1, words + 10 * len(self.calls)),
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 0,
+        }
+        usage.update(item.get("usage") or {})
+        self.usage = usage
+
+    # -- Anthropic --
+
+    def _anthropic_blocks(self) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if self.item.get("thinking") is not None:
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": self.item["thinking"],
+                    "signature": self.item.get("signature", "sig-fake"),
+                }
+            )
+        if self.item.get("redacted_thinking") is not None:
+            blocks.append({"type": "redacted_thinking", "data": self.item["redacted_thinking"]})
+        if self.text is not None:
+            blocks.append({"type": "text", "text": self.text})
+        for name, arguments, n in self.calls:
+            try:
+                parsed = json.loads(arguments)
+            except ValueError:
+                parsed = {}
+            block_id = f"toolu_fake_{n:04d}"
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": block_id,
+                    "name": name,
+                    "input": parsed,
+                    "_arguments": arguments,
+                }
+            )
+        return blocks
+
+    def anthropic_message(self) -> dict[str, Any]:
+        content = [
+            {k: v for k, v in b.items() if k != "_arguments"} for b in self._anthropic_blocks()
+        ]
+        return {
+            "id": f"msg_fake_{self.state.next_id():06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": self.stop_reason,
+            "stop_sequence": None,
+            "usage": self.usage,
+        }
+
+    def anthropic_events(self) -> Iterator[bytes]:
+        def sse(kind: str, data: dict[str, Any]) -> bytes:
+            return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+
+        start = self.anthropic_message()
+        start.update(content=[], stop_reason=None)
+        start["usage"] = {**self.usage, "output_tokens": 1}
+        events = [sse("message_start", {"type": "message_start", "message": start})]
+        events.append(sse("ping", {"type": "ping"}))
+        for index, block in enumerate(self._anthropic_blocks()):
+            kind = block["type"]
+            opening: dict[str, Any]
+            deltas: list[dict[str, Any]] = []
+            if kind == "thinking":
+                opening = {"type": "thinking", "thinking": "", "signature": ""}
+                deltas = [
+                    {"type": "thinking_delta", "thinking": p} for p in _pieces(block["thinking"])
+                ]
+                deltas.append({"type": "signature_delta", "signature": block["signature"]})
+            elif kind == "text":
+                opening = {"type": "text", "text": ""}
+                deltas = [{"type": "text_delta", "text": p} for p in _pieces(block["text"])]
+            elif kind == "tool_use":
+                opening = {
+                    "type": "tool_use",
+                    "id": block["id"],
+                    "name": block["name"],
+                    "input": {},
+                }
+                deltas = [
+                    {"type": "input_json_delta", "partial_json": p}
+                    for p in _json_pieces(block["_arguments"])
+                ]
+            else:
+                opening = block
+            events.append(
+                sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": opening},
+                )
+            )
+            for delta in deltas:
+                data = {"type": "content_block_delta", "index": index, "delta": delta}
+                events.append(sse("content_block_delta", data))
+            events.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(
+            sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": self.stop_reason, "stop_sequence": None},
+                    "usage": {"output_tokens": self.usage["output_tokens"]},
+                },
+            )
+        )
+        events.append(sse("message_stop", {"type": "message_stop"}))
+        if self.item.get("error_event"):
+            kind = str(self.item["error_event"])
+            error = {"type": kind, "message": _ANTHROPIC_MESSAGES.get(kind, kind)}
+            at = int(self.item.get("cut_after", 1))
+            events = [*events[:at], sse("error", {"type": "error", "error": error})]
+        yield from events
+
+    # -- OpenAI --
+
+    def _openai_usage(self) -> dict[str, Any]:
+        cached = int(self.usage["cache_read_input_tokens"])
+        prompt = (
+            int(self.usage["input_tokens"])
+            + cached
+            + int(self.usage["cache_creation_input_tokens"])
+        )
+        completion = int(self.usage["output_tokens"])
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }
+
+    def _openai_calls(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": f"call_fake_{n:04d}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+            for name, arguments, n in self.calls
+        ]
+
+    def openai_message(self) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": self.text}
+        if self.calls:
+            message["tool_calls"] = self._openai_calls()
+        if self.item.get("thinking") is not None:
+            message["reasoning_content"] = self.item["thinking"]
+        return {
+            "id": f"chatcmpl-fake-{self.state.next_id()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": self.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": _OPENAI_STOP.get(self.stop_reason, "stop"),
+                }
+            ],
+            "usage": self._openai_usage(),
+        }
+
+    def openai_events(self) -> Iterator[bytes]:
+        ident = f"chatcmpl-fake-{self.state.next_id()}"
+        created = int(time.time())
+
+        def chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> bytes:
+            data: dict[str, Any] = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": self.model,
+                "choices": []
+                if delta is None
+                else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+                **extra,
+            }
+            return f"data: {json.dumps(data)}\n\n".encode()
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        for piece in _pieces(self.item.get("thinking") or "") if self.item.get("thinking") else []:
+            events.append(chunk({"reasoning_content": piece}))
+        for piece in _pieces(self.text) if self.text else []:
+            events.append(chunk({"content": piece}))
+        for index, call in enumerate(self._openai_calls()):
+            head = {**call, "index": index, "function": {**call["function"], "arguments": ""}}
+            events.append(chunk({"tool_calls": [head]}))
+            for piece in _json_pieces(call["function"]["arguments"]):
+                events.append(
+                    chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                )
+        events.append(chunk({}, _OPENAI_STOP.get(self.stop_reason, "stop")))
+        if (self.request.get("stream_options") or {}).get("include_usage"):
+            events.append(chunk(None, usage=self._openai_usage()))
+        events.append(b"data: [DONE]\n\n")
+        if self.item.get("error_event"):
+            error = {"message": str(self.item["error_event"]), "type": "server_error"}
+            at = int(self.item.get("cut_after", 1))
+            events = [*events[:at], f"data: {json.dumps({'error': error})}\n\n".encode()]
+        yield from events
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, address: tuple[str, int], state: _State) -> None:
+        super().__init__(address, _Handler)
+        self.state = state
+
+
+class FakeServer:
+    """The fake API on a loopback port, served from a background thread.
+
+    `url` is the root (the Anthropic SDK's base_url); `openai_url` adds `/v1` (the OpenAI SDK's).
+    """
+
+    def __init__(
+        self, script: list[dict[str, Any]] | None = None, *, port: int = 0, host: str = "127.0.0.1"
+    ) -> None:
+        self._state = _State(script)
+        self._server = _HTTPServer((host, port), self._state)
+        self._thread: threading.Thread | None = None
+        self.host = host
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request received: {"path", "method", "headers", "body", "status"}."""
+        with self._state.lock:
+            return list(self._state.requests)
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The JSON bodies of the model calls that passed validation."""
+        return [r["body"] for r in self.requests if r["status"] != 400]
+
+    def set_script(self, script: list[dict[str, Any]]) -> None:
+        self._state.set_script(script)
+
+    def start(self) -> FakeServer:
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever(poll_interval=0.02)  # a short poll keeps stop() fast
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Fake Anthropic/OpenAI streaming API on loopback")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--script", type=Path, help="a JSON file holding a list of script items")
+    args = parser.parse_args(argv)
+    script = json.loads(args.script.read_text()) if args.script else []
+    server = FakeServer(script, port=args.port, host=args.host)
+    print(f"LISTENING {server.port}", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._server.server_close()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
