@@ -33,18 +33,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
     p.add_argument("-p", "--print", action="store_true", help="headless: run, print, exit")
-    p.add_argument("-c", "--continue", dest="cont", action="store_true",
-                   help="continue the most recent session of this workspace")
-    p.add_argument("-r", "--resume", nargs="?", const="", metavar="ID",
-                   help="resume session ID (a unique prefix of 8+ characters); no ID: picker")
-    p.add_argument("--fork-session", action="store_true",
-                   help="with -c/-r: continue in a copy; the original is not written")
+    p.add_argument(
+        "-c",
+        "--continue",
+        dest="cont",
+        action="store_true",
+        help="continue the most recent session of this workspace",
+    )
+    p.add_argument(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="resume session ID (a unique prefix of 8+ characters); no ID: picker",
+    )
+    p.add_argument(
+        "--fork-session",
+        action="store_true",
+        help="with -c/-r: continue in a copy; the original is not written",
+    )
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
     p.add_argument("--model", help="model name for this run")
     p.add_argument("--provider", choices=("anthropic", "openai"))
     p.add_argument("--permission-mode", choices=MODES)
-    p.add_argument("--max-turns", type=_positive_int, metavar="N",
-                   help="stop after N model calls")
+    p.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model calls")
     p.add_argument("--version", action="version", version=f"peri {__version__}")
     return p
 
@@ -76,8 +89,10 @@ def _sessions_command(argv: Sequence[str]) -> int:
         return EXIT_OK
     for i in infos:
         parent = f"  (fork of {i.parent[:8]})" if i.parent else ""
-        print(f"{i.id}  {i.updated[:19].replace('T', ' ')}  {i.message_count:>5} msgs  "
-              f"{i.title or '(no prompt)'}{parent}")
+        print(
+            f"{i.id}  {i.updated[:19].replace('T', ' ')}  {i.message_count:>5} msgs  "
+            f"{i.title or '(no prompt)'}{parent}"
+        )
     return EXIT_OK
 
 

@@ -44,24 +44,44 @@ class _Output:
             self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
             self.out.flush()
 
-    def event(self, event: Event) -> None:  # noqa: C901 - one flat dispatch over event types
+    def event(self, event: Event) -> None:
         match event:
             case AssistantMessage(message=message, usage=usage):
                 self.turns += 1
                 if message.text:
                     self.result = message.text
-                self.line({"type": "assistant", "session_id": self.session_id,
-                           "message": dump_message(message), "usage": usage.model_dump()})
+                self.line(
+                    {
+                        "type": "assistant",
+                        "session_id": self.session_id,
+                        "message": dump_message(message),
+                        "usage": usage.model_dump(),
+                    }
+                )
             case ToolCall(id=id, name=name, input=input):
                 self.line({"type": "tool_use", "id": id, "name": name, "input": input})
             case ToolFinished(id=id, name=name, output=output, is_error=is_error):
-                self.line({"type": "tool_result", "tool_use_id": id, "name": name,
-                           "content": output, "is_error": is_error})
+                self.line(
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": id,
+                        "name": name,
+                        "content": output,
+                        "is_error": is_error,
+                    }
+                )
             case Compacted() | CompactFailed() | CompactWarning():
                 self.compact(event)
             case Retrying(attempt=attempt, delay=delay, reason=reason):
-                self.line({"type": "system", "subtype": "retry", "attempt": attempt,
-                           "delay": delay, "reason": reason})
+                self.line(
+                    {
+                        "type": "system",
+                        "subtype": "retry",
+                        "attempt": attempt,
+                        "delay": delay,
+                        "reason": reason,
+                    }
+                )
             case Notice(text=text, level=level):
                 self.line({"type": "system", "subtype": "notice", "level": level, "text": text})
                 if self.fmt != "stream-json" and level != "info":
@@ -74,13 +94,27 @@ class _Output:
     def compact(self, event: Compacted | CompactFailed | CompactWarning) -> None:
         match event:
             case Compacted(strategy=s, tokens_before=b, tokens_after=a, affected=n, detail=d):
-                self.line({"type": "compact", "strategy": s, "tokens_before": b,
-                           "tokens_after": a, "affected": n, "detail": d})
+                self.line(
+                    {
+                        "type": "compact",
+                        "strategy": s,
+                        "tokens_before": b,
+                        "tokens_after": a,
+                        "affected": n,
+                        "detail": d,
+                    }
+                )
             case CompactFailed(reason=reason):
                 self.line({"type": "compact", "strategy": "failed", "error": reason})
             case CompactWarning(pressure=p, threshold=t):
-                self.line({"type": "compact", "strategy": "warning", "pressure": round(p, 4),
-                           "threshold": t})
+                self.line(
+                    {
+                        "type": "compact",
+                        "strategy": "warning",
+                        "pressure": round(p, 4),
+                        "threshold": t,
+                    }
+                )
 
     def finish(self, agent: Agent) -> int:
         usage = agent.usage_total
@@ -131,8 +165,10 @@ async def _run_command(agent: Agent, name: str, argument: str, out: _Output) -> 
     async for event in compactor(agent, argument or None):
         out.event(event)
         if isinstance(event, Compacted):
-            out.result = (f"Compacted: {event.tokens_before} -> {event.tokens_after} tokens "
-                          f"({event.affected} messages summarized).")
+            out.result = (
+                f"Compacted: {event.tokens_before} -> {event.tokens_after} tokens "
+                f"({event.affected} messages summarized)."
+            )
         elif isinstance(event, CompactFailed):
             out.error = f"compaction failed: {event.reason}"
 
@@ -143,9 +179,17 @@ async def _main(agent: Agent, prompt: str, out: _Output) -> None:
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, task.cancel)
     loop.add_signal_handler(signal.SIGTERM, task.cancel)
-    out.line({"type": "system", "subtype": "init", "session_id": agent.session.id,
-              "model": agent.model, "provider": agent.provider.name,
-              "tools": sorted(agent.tools.direct), "permission_mode": agent.policy.mode})
+    out.line(
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": agent.session.id,
+            "model": agent.model,
+            "provider": agent.provider.name,
+            "tools": sorted(agent.tools.direct),
+            "permission_mode": agent.policy.mode,
+        }
+    )
     invocation = parse_command(prompt)
     try:
         if invocation is not None and invocation.command.headless:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import default_chain
 from peri_cli.core.guides import discover_guides
 from peri_cli.core.loop import Agent
@@ -17,6 +18,7 @@ from peri_cli.core.provider import Provider
 from peri_cli.core.session import Session, SessionNotFound, SessionStore
 from peri_cli.core.settings import Settings, SettingsError, load_settings, peri_home_from_env
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
+from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import SessionLocked, Snapshot, TranscriptError
 
@@ -34,8 +36,10 @@ def choose_provider(flag: str | None, settings: Settings, env: Mapping[str, str]
         return flag
     if settings.provider:
         return settings.provider
-    if not env.get("ANTHROPIC_API_KEY") and not env.get("ANTHROPIC_BASE_URL") and (
-        env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")
+    if (
+        not env.get("ANTHROPIC_API_KEY")
+        and not env.get("ANTHROPIC_BASE_URL")
+        and (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"))
     ):
         return "openai"
     return "anthropic"
@@ -144,8 +148,9 @@ class Runtime:
             max_turns=self.max_turns,
         )
 
-    def make_compactor(self) -> None:
-        return None
+    def make_compactor(self) -> Compactor:
+        """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
+        return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
 
     def close(self) -> None:
         if self.session is not None:

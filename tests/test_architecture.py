@@ -6,8 +6,20 @@ from pathlib import Path
 import peri_cli.core
 
 FORBIDDEN = {
-    "textual", "rich", "anthropic", "openai", "httpx", "httpx2", "mcp",
-    "requests", "aiohttp", "urllib3", "socket", "http", "peri_cli.tui", "peri_cli.providers",
+    "textual",
+    "rich",
+    "anthropic",
+    "openai",
+    "httpx",
+    "httpx2",
+    "mcp",
+    "requests",
+    "aiohttp",
+    "urllib3",
+    "socket",
+    "http",
+    "peri_cli.tui",
+    "peri_cli.providers",
     "peri_cli.tools",
 }
 

@@ -1,4 +1,4 @@
-"""Request-time contributions: an ordered middleware chain computed per request, after the frozen part.
+"""Request-time contributions: a middleware chain computed per request, after the frozen part.
 
 Contributions are never written to the transcript; they change freely without touching the cached
 prefix.

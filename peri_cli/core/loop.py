@@ -79,7 +79,9 @@ class Agent:
         return project(self.session.entries)
 
     def build_request(self, *, tools: bool = True) -> ModelRequest:
-        dynamic = self.chain.render(RequestContext(workspace=self.policy.workspace, turn=self.turns))
+        dynamic = self.chain.render(
+            RequestContext(workspace=self.policy.workspace, turn=self.turns)
+        )
         return ModelRequest(
             model=self.model,
             frozen_system=self.session.snapshot.system,
@@ -98,34 +100,45 @@ class Agent:
             if self.max_turns is not None and calls >= self.max_turns:
                 yield TurnEnded("max_turns", f"stopped after {calls} model calls (--max-turns)")
                 return
-            if self.compactor is not None:
-                async for event in self.compactor.before_request(self):
-                    yield event
-                    if isinstance(event, TurnEnded):
-                        return
+            stopped = False
+            async for event in self._compact():
+                yield event
+                stopped = stopped or isinstance(event, TurnEnded)
+            if stopped:
+                return
             calls += 1
             self.turns += 1
             yield TurnStarted(calls)
-            try:
-                completed = None
-                async for event in stream_with_retries(self.provider, self.build_request()):
-                    if isinstance(event, MessageCompleted):
-                        completed = event
-                    else:
-                        yield event
-            except ProviderError as e:
-                yield TurnEnded("error", str(e))
+            reply: list[MessageCompleted] = []
+            async for event in self._reason(reply):
+                yield event
+            if not reply:  # the provider failed; _reason said so
                 return
-            assert completed is not None  # stream_with_retries ends with one or raises
-            message, results = completed.message, []
-            if message.tool_uses:
-                async for event in self._use_tools(message.tool_uses, results):
-                    yield event
-            self._commit(completed, results)
-            yield AssistantMessage(message, completed.usage, completed.stop_reason)
-            if not message.tool_uses:
+            results: list[ToolResultPart] = []
+            async for event in self._use_tools(reply[0].message.tool_uses, results):
+                yield event
+            self._commit(reply[0], results)
+            yield AssistantMessage(reply[0].message, reply[0].usage, reply[0].stop_reason)
+            if not results:
                 yield TurnEnded("done")
                 return
+
+    async def _compact(self) -> AsyncIterator[Event]:
+        if self.compactor is not None:
+            async for event in self.compactor.before_request(self):
+                yield event
+
+    async def _reason(self, reply: list[MessageCompleted]) -> AsyncIterator[Event]:
+        """Stream one model call; the completed message lands in `reply`."""
+        try:
+            async for event in stream_with_retries(self.provider, self.build_request()):
+                if isinstance(event, MessageCompleted):
+                    reply.append(event)
+                else:
+                    yield event
+        except ProviderError as e:
+            reply.clear()
+            yield TurnEnded("error", str(e))
 
     def _commit(self, completed: MessageCompleted, results: list[ToolResultPart]) -> None:
         """The assistant message and all its tool results land together, in one write."""
@@ -148,6 +161,8 @@ class Agent:
         self, uses: list[ToolUsePart], results: list[ToolResultPart]
     ) -> AsyncIterator[Event]:
         """Ask permissions one by one, then run the allowed calls concurrently."""
+        if not uses:
+            return
         planned = [_Planned(use) for use in uses]
         for item in planned:
             async for event in self._permit(item):

@@ -24,7 +24,7 @@ def _inside(path: Path, workspace: Path) -> bool:
 
 
 def decide(mode: Mode, kind: ToolKind, targets: list[Path], workspace: Path) -> Decision:
-    """What the policy says about one call; `targets` are the fully resolved paths it would write."""
+    """The policy for one call; `targets` are the fully resolved paths it would write."""
     if mode == "bypass":
         return Decision("allow")
     if kind == "read":
@@ -34,10 +34,16 @@ def decide(mode: Mode, kind: ToolKind, targets: list[Path], workspace: Path) -> 
     root = workspace.resolve()
     outside = [p for p in targets if not _inside(p.resolve(), root)]
     if outside:
-        return Decision("ask", f"writes outside the workspace: {outside[0]}", outside_workspace=True)
+        return Decision(
+            "ask", f"writes outside the workspace: {outside[0]}", outside_workspace=True
+        )
     if kind == "write" and mode == "accept-edits":
         return Decision("allow")
-    what = {"write": "edits files", "execute": "runs a command", "external": "calls an external tool"}
+    what = {
+        "write": "edits files",
+        "execute": "runs a command",
+        "external": "calls an external tool",
+    }
     return Decision("ask", what[kind])
 
 
@@ -51,6 +57,10 @@ class PermissionPolicy:
 
     def decide(self, tool: str, kind: ToolKind, targets: list[Path]) -> Decision:
         decision = decide(self.mode, kind, targets, self.workspace)
-        if decision.action == "ask" and not decision.outside_workspace and tool in self.session_allowed:
+        if (
+            decision.action == "ask"
+            and not decision.outside_workspace
+            and tool in self.session_allowed
+        ):
             return Decision("allow")
         return decision

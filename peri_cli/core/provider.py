@@ -20,7 +20,7 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ModelRequest:
-    """One model call. `frozen_system` is byte-identical across a session; `dynamic_system` is not."""
+    """One model call. `frozen_system` is byte-identical all session; `dynamic_system` is not."""
 
     model: str
     frozen_system: str

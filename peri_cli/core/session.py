@@ -185,7 +185,8 @@ class SessionStore:
             return id_or_prefix
         if len(id_or_prefix) < MIN_PREFIX:
             raise SessionNotFound(
-                f"session id prefix {id_or_prefix!r} is too short (at least {MIN_PREFIX} characters)"
+                f"session id prefix {id_or_prefix!r} is too short "
+                f"(at least {MIN_PREFIX} characters)"
             )
         matches = sorted(p.stem for p in self.root.glob(f"{glob_escape(id_or_prefix)}*.jsonl"))
         if not matches:

@@ -1,4 +1,4 @@
-"""The frozen base prompt: built once at session creation, stored in the header, reused byte for byte."""
+"""The frozen base prompt: built once per session, stored in the header, reused byte for byte."""
 
 from __future__ import annotations
 

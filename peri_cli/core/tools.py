@@ -1,4 +1,4 @@
-"""The tool port and registry: direct tools ride in every request, deferred ones are found on demand."""
+"""The tool port and registry: direct tools ride in every request, deferred ones on demand."""
 
 from __future__ import annotations
 
@@ -74,7 +74,9 @@ def parse_params(tool: Tool, raw: dict[str, Any]) -> BaseModel:
         problems = "; ".join(
             f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}" for err in e.errors()
         )
-        raise ToolError(f"Invalid input for {tool.name}: {problems}. Fix the arguments and retry.") from e
+        raise ToolError(
+            f"Invalid input for {tool.name}: {problems}. Fix the arguments and retry."
+        ) from e
 
 
 @dataclass

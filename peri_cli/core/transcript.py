@@ -126,7 +126,7 @@ class LoadResult:
 
 
 def load(path: Path) -> LoadResult:
-    """Read a transcript. A torn last line is skipped with a warning; a bad middle line is an error."""
+    """Read: a torn last line is skipped with a warning, a bad middle line is an error."""
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -165,7 +165,7 @@ def load(path: Path) -> LoadResult:
 
 
 def load_lenient(path: Path) -> LoadResult:
-    """Like `load`, but keeps every line that parses, skipping corrupt ones (used to fork a damaged file)."""
+    """Like `load`, but keeps every line that parses (used to fork a damaged file)."""
     entries: list[Entry] = []
     warnings: list[str] = []
     for number, line in enumerate(path.read_bytes().splitlines(), start=1):

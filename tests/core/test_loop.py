@@ -1,4 +1,4 @@
-"""The agent loop driven by the shipped scripted provider, with the real tools and a real session."""
+"""The agent loop driven by the scripted provider, with the real tools and a real session."""
 
 import asyncio
 from pathlib import Path
@@ -74,8 +74,12 @@ async def test_a_plain_answer_is_committed(workspace: Path) -> None:
 
 async def test_tool_loop_commits_assistant_and_results_together(workspace: Path) -> None:
     replies = [
-        ScriptedReply(tool_calls=[ScriptedCall("Read", {"file_path": "notes.txt"}),
-                                  ScriptedCall("Grep", {"pattern": "beta"})]),
+        ScriptedReply(
+            tool_calls=[
+                ScriptedCall("Read", {"file_path": "notes.txt"}),
+                ScriptedCall("Grep", {"pattern": "beta"}),
+            ]
+        ),
         ScriptedReply(text="done"),
     ]
     agent, provider = make_agent(workspace, replies)
@@ -97,7 +101,7 @@ async def test_permission_allow_and_deny(workspace: Path) -> None:
     events = await drive(agent, "write it", answer="deny")
     assert any(isinstance(e, PermissionRequested) for e in events)
     assert not (workspace / "new.txt").exists()
-    denied = [e for e in events if isinstance(e, ToolFinished)][0]
+    denied = next(e for e in events if isinstance(e, ToolFinished))
     assert denied.is_error and "Permission denied" in denied.output
 
     agent, _ = make_agent(workspace, [ScriptedReply(tool_calls=[call]), ScriptedReply(text="ok")])
@@ -106,8 +110,9 @@ async def test_permission_allow_and_deny(workspace: Path) -> None:
 
 
 async def test_allow_for_session_stops_asking(workspace: Path) -> None:
-    calls = [ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": f"echo {i}"})])
-             for i in range(2)]
+    calls = [
+        ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": f"echo {i}"})]) for i in range(2)
+    ]
     agent, _ = make_agent(workspace, [*calls, ScriptedReply(text="ok")])
     events = await drive(agent, "run", answer="allow_session")
     assert sum(isinstance(e, PermissionRequested) for e in events) == 1
@@ -115,9 +120,12 @@ async def test_allow_for_session_stops_asking(workspace: Path) -> None:
 
 
 async def test_plan_mode_denies_writes_without_asking(workspace: Path) -> None:
-    call = ScriptedCall("Edit", {"file_path": "notes.txt", "old_string": "alpha", "new_string": "z"})
-    agent, _ = make_agent(workspace, [ScriptedReply(tool_calls=[call]), ScriptedReply(text="ok")],
-                          mode="plan")
+    call = ScriptedCall(
+        "Edit", {"file_path": "notes.txt", "old_string": "alpha", "new_string": "z"}
+    )
+    agent, _ = make_agent(
+        workspace, [ScriptedReply(tool_calls=[call]), ScriptedReply(text="ok")], mode="plan"
+    )
     events = await drive(agent, "edit")
     assert not any(isinstance(e, PermissionRequested) for e in events)
     assert (workspace / "notes.txt").read_text() == "alpha\nbeta\n"
@@ -125,9 +133,13 @@ async def test_plan_mode_denies_writes_without_asking(workspace: Path) -> None:
 
 async def test_unknown_tool_and_malformed_arguments_become_error_results(workspace: Path) -> None:
     replies = [
-        ScriptedReply(tool_calls=[ScriptedCall("Teleport", {"to": "mars"}),
-                                  ScriptedCall("Read", {"_raw": "{not json"}),
-                                  ScriptedCall("Read", {"path": "wrong field"})]),
+        ScriptedReply(
+            tool_calls=[
+                ScriptedCall("Teleport", {"to": "mars"}),
+                ScriptedCall("Read", {"_raw": "{not json"}),
+                ScriptedCall("Read", {"path": "wrong field"}),
+            ]
+        ),
         ScriptedReply(text="sorry"),
     ]
     agent, provider = make_agent(workspace, replies)
@@ -158,8 +170,9 @@ async def test_provider_error_ends_the_turn_without_a_half_turn(workspace: Path)
 
 async def test_cancel_during_a_tool_leaves_no_half_turn(workspace: Path) -> None:
     call = ScriptedCall("Bash", {"command": "sleep 30"})
-    agent, _ = make_agent(workspace, [ScriptedReply(tool_calls=[call]), ScriptedReply(text="next")],
-                          mode="bypass")
+    agent, _ = make_agent(
+        workspace, [ScriptedReply(tool_calls=[call]), ScriptedReply(text="next")], mode="bypass"
+    )
     started = asyncio.Event()
 
     async def consume() -> None:
@@ -184,12 +197,16 @@ async def test_frozen_prefix_is_identical_and_contributions_stay_out_of_the_tran
 ) -> None:
     chain = ContributionChain()
     chain.add("turn", lambda ctx: f"dynamic note for turn {ctx.turn}")
-    replies = [ScriptedReply(tool_calls=[ScriptedCall("Glob", {"pattern": "*"})]),
-               ScriptedReply(text="done")]
+    replies = [
+        ScriptedReply(tool_calls=[ScriptedCall("Glob", {"pattern": "*"})]),
+        ScriptedReply(text="done"),
+    ]
     agent, provider = make_agent(workspace, replies, chain=chain)
     await drive(agent, "go")
     systems = {r.frozen_system for r in provider.requests}
     assert systems == {"FROZEN SYSTEM"}
     assert [r.dynamic_system for r in provider.requests] == [
-        "dynamic note for turn 1", "dynamic note for turn 2"]
+        "dynamic note for turn 1",
+        "dynamic note for turn 2",
+    ]
     assert "dynamic note" not in agent.session.path.read_text()

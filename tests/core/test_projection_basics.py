@@ -22,14 +22,24 @@ def results(*ids: str) -> Message:
 
 
 def test_clear_marker_starts_an_empty_view() -> None:
-    entries = [entry(user_text("old")), entry(assistant("a")), ClearMarker(), entry(user_text("new"))]
+    entries = [
+        entry(user_text("old")),
+        entry(assistant("a")),
+        ClearMarker(),
+        entry(user_text("new")),
+    ]
     assert [m.text for m in project(entries)] == ["new"]
 
 
 def test_boundary_excludes_everything_before_the_summary() -> None:
     summary = entry(user_text("summary"))
-    entries = [entry(user_text("old")), entry(assistant("a")), summary,
-               CompactBoundary(summary_id=summary.id), entry(assistant("after"))]
+    entries = [
+        entry(user_text("old")),
+        entry(assistant("a")),
+        summary,
+        CompactBoundary(summary_id=summary.id),
+        entry(assistant("after")),
+    ]
     assert [m.text for m in project(entries)] == ["summary", "after"]
 
 

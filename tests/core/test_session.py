@@ -114,7 +114,9 @@ def test_fork_works_while_the_parent_is_open(store: SessionStore) -> None:
 
 def test_list_newest_first_with_title_count_and_parent(store: SessionStore) -> None:
     a = store.create(Snapshot(system="s"))
-    a.append(MessageEntry(message=user_text("  Fix   the\nbug in parser  ")), say("ok", "assistant"))
+    a.append(
+        MessageEntry(message=user_text("  Fix   the\nbug in parser  ")), say("ok", "assistant")
+    )
     a.close()
     b = store.fork(a.id)
     b.close()

@@ -66,8 +66,10 @@ def test_round_trip_of_every_entry_type(tmp_path: Path) -> None:
 
 
 def test_ids_are_time_ordered(tmp_path: Path) -> None:
-    entries = [MessageEntry(message=Message(role="user", content=[TextPart(text=str(i))]))
-               for i in range(50)]
+    entries = [
+        MessageEntry(message=Message(role="user", content=[TextPart(text=str(i))]))
+        for i in range(50)
+    ]
     assert [e.id for e in entries] == sorted(e.id for e in entries)
 
 

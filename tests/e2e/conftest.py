@@ -20,7 +20,7 @@ API_KEY = "sk-test-SECRET-0123456789"
 
 @dataclass
 class Peri:
-    """Runs `python -m peri_cli` in a workspace with its own PERI_HOME, pointed at the fake server."""
+    """`python -m peri_cli` in a workspace with its own PERI_HOME, pointed at the fake server."""
 
     server: FakeServer
     workspace: Path
@@ -29,8 +29,11 @@ class Peri:
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def env(self) -> dict[str, str]:
-        keep = {k: v for k, v in os.environ.items()
-                if not k.startswith(("ANTHROPIC_", "OPENAI_", "PERI_", "COMPACT", "DISABLE_"))}
+        keep = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("ANTHROPIC_", "OPENAI_", "PERI_", "COMPACT", "DISABLE_"))
+        }
         env = keep | {
             "PERI_HOME": str(self.home / ".peri"),
             "HOME": str(self.home),
@@ -45,14 +48,25 @@ class Peri:
 
     def popen(self, *args: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [sys.executable, "-m", "peri_cli", *args], cwd=self.workspace, env=self.env(),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "peri_cli", *args],
+            cwd=self.workspace,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
 
     def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "peri_cli", *args], cwd=self.workspace, env=self.env(),
-            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+            [sys.executable, "-m", "peri_cli", *args],
+            check=False,
+            cwd=self.workspace,
+            env=self.env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
 
     def json(self, *args: str) -> dict[str, Any]:

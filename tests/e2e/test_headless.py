@@ -25,15 +25,33 @@ def assert_frozen_everywhere(peri: Peri, frozen: str) -> None:
 def test_multi_step_tool_loop(peri: Peri, provider: str) -> None:
     peri.provider = provider
     (peri.workspace / "app.py").write_text("def greet():\n    return 'helo'\n")
-    peri.server.set_script([
-        {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]},
-        {"tool_calls": [{"name": "Edit", "input": {"file_path": "app.py", "old_string": "helo",
-                                                    "new_string": "hello"}}]},
-        {"tool_calls": [{"name": "Bash", "input": {"command": "python3 -c 'import app; "
-                                                               "print(app.greet())'"}},
-                        {"name": "Grep", "input": {"pattern": "hello", "output_mode": "count"}}]},
-        {"text": "Fixed the typo; greet() now returns hello."},
-    ])
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Read", "input": {"file_path": "app.py"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "Edit",
+                        "input": {
+                            "file_path": "app.py",
+                            "old_string": "helo",
+                            "new_string": "hello",
+                        },
+                    }
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "Bash",
+                        "input": {"command": "python3 -c 'import app; print(app.greet())'"},
+                    },
+                    {"name": "Grep", "input": {"pattern": "hello", "output_mode": "count"}},
+                ]
+            },
+            {"text": "Fixed the typo; greet() now returns hello."},
+        ]
+    )
     result = peri.json("-p", "fix the typo", "--permission-mode", "bypass")
     assert result["is_error"] is False
     assert result["result"] == "Fixed the typo; greet() now returns hello."
@@ -48,11 +66,15 @@ def test_multi_step_tool_loop(peri: Peri, provider: str) -> None:
 
 
 def test_text_and_stream_json_output(peri: Peri) -> None:
-    peri.server.set_script([
-        {"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
-        {"text": "Nothing here.", "usage": {"input_tokens": 10, "output_tokens": 3,
-                                            "cache_read_input_tokens": 90}},
-    ])
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Glob", "input": {"pattern": "*"}}]},
+            {
+                "text": "Nothing here.",
+                "usage": {"input_tokens": 10, "output_tokens": 3, "cache_read_input_tokens": 90},
+            },
+        ]
+    )
     done = peri.run("-p", "list", "--output-format", "stream-json")
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
@@ -79,7 +101,10 @@ def test_resume_continue_and_fork(peri: Peri) -> None:
     second = peri.json("-r", sid[:8], "-p", "what was the word?")
     assert second["session_id"] == sid
     assert texts(peri.model_calls()[-1]) == [
-        "remember the word banana", "first answer", "what was the word?"]
+        "remember the word banana",
+        "first answer",
+        "what was the word?",
+    ]
 
     parent_bytes = peri.transcript(sid).read_bytes()
     peri.server.set_script([{"text": "forked answer"}])
@@ -120,14 +145,19 @@ def test_unknown_slash_word_goes_to_the_model(peri: Peri) -> None:
 
 
 def _write_script() -> list[dict]:
-    return [{"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt",
-                                                        "content": "x"}}]},
-            {"text": "done"}]
+    return [
+        {"tool_calls": [{"name": "Write", "input": {"file_path": "out.txt", "content": "x"}}]},
+        {"text": "done"},
+    ]
 
 
 def test_permission_denials_per_mode(peri: Peri, tmp_path: Path) -> None:
-    for mode, allowed in [("default", False), ("plan", False), ("accept-edits", True),
-                          ("bypass", True)]:
+    for mode, allowed in [
+        ("default", False),
+        ("plan", False),
+        ("accept-edits", True),
+        ("bypass", True),
+    ]:
         (peri.workspace / "out.txt").unlink(missing_ok=True)
         peri.server.set_script(_write_script())
         result = peri.json("-p", "write", "--permission-mode", mode)
@@ -136,16 +166,25 @@ def test_permission_denials_per_mode(peri: Peri, tmp_path: Path) -> None:
         assert ("Permission denied" in last) is (not allowed), mode
         assert result["is_error"] is False
 
-    peri.server.set_script([{"tool_calls": [{"name": "Bash", "input": {"command": "touch ran"}}]},
-                            {"text": "ok"}])
+    peri.server.set_script(
+        [{"tool_calls": [{"name": "Bash", "input": {"command": "touch ran"}}]}, {"text": "ok"}]
+    )
     peri.json("-p", "run", "--permission-mode", "accept-edits")
     assert not (peri.workspace / "ran").exists()
 
     outside = tmp_path / "outside"
     outside.mkdir()
     (peri.workspace / "escape").symlink_to(outside)
-    peri.server.set_script([{"tool_calls": [{"name": "Write", "input": {
-        "file_path": "escape/pwned.txt", "content": "x"}}]}, {"text": "ok"}])
+    peri.server.set_script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "Write", "input": {"file_path": "escape/pwned.txt", "content": "x"}}
+                ]
+            },
+            {"text": "ok"},
+        ]
+    )
     peri.json("-p", "write through the link", "--permission-mode", "accept-edits")
     assert not (outside / "pwned.txt").exists()
     assert "outside the workspace" in json.dumps(peri.model_calls()[-1])
@@ -162,12 +201,16 @@ def test_overloaded_twice_then_success(peri: Peri, provider: str) -> None:
 
 def test_stream_cut_midway_is_retried_not_committed(peri: Peri, provider: str) -> None:
     peri.provider = provider
-    peri.server.set_script([{"text": "a long partial reply " * 5, "cut_after": 4},
-                            {"text": "complete reply"}])
+    peri.server.set_script(
+        [{"text": "a long partial reply " * 5, "cut_after": 4}, {"text": "complete reply"}]
+    )
     result = peri.json("-p", "hi")
     assert result["result"] == "complete reply"
-    assistants = [e.message.text for e in load(peri.transcript(result["session_id"])).entries
-                  if isinstance(e, MessageEntry) and e.message.role == "assistant"]
+    assistants = [
+        e.message.text
+        for e in load(peri.transcript(result["session_id"])).entries
+        if isinstance(e, MessageEntry) and e.message.role == "assistant"
+    ]
     assert assistants == ["complete reply"]
 
 
@@ -184,11 +227,17 @@ def test_provider_error_exits_1_and_never_leaks_the_key(peri: Peri) -> None:
 
 def test_malformed_arguments_and_unknown_tool(peri: Peri, provider: str) -> None:
     peri.provider = provider
-    peri.server.set_script([
-        {"tool_calls": [{"name": "Read", "raw_arguments": "{not json"},
-                        {"name": "Teleport", "input": {"to": "mars"}}]},
-        {"text": "recovered"},
-    ])
+    peri.server.set_script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "Read", "raw_arguments": "{not json"},
+                    {"name": "Teleport", "input": {"to": "mars"}},
+                ]
+            },
+            {"text": "recovered"},
+        ]
+    )
     result = peri.json("-p", "go")
     assert result["result"] == "recovered" and result["is_error"] is False
     last = json.dumps(peri.model_calls()[-1])
@@ -203,9 +252,11 @@ def test_max_turns_exit_1(peri: Peri) -> None:
 
 
 def test_kill_9_during_bash_then_clean_resume(peri: Peri) -> None:
-    peri.server.set_script([
-        {"tool_calls": [{"name": "Bash", "input": {"command": "touch started; sleep 60"}}]},
-    ])
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Bash", "input": {"command": "touch started; sleep 60"}}]},
+        ]
+    )
     proc = peri.popen("-p", "run it", "--permission-mode", "bypass")
     deadline = time.monotonic() + 30
     while not (peri.workspace / "started").exists():
@@ -236,8 +287,13 @@ def test_second_process_on_the_same_session_is_refused(peri: Peri) -> None:
 
 
 def test_usage_errors_exit_2_with_one_line(peri: Peri) -> None:
-    for args in (["--bogus"], ["--permission-mode", "yolo"], ["-r", "nosuchsessionid", "-p", "x"],
-                 ["--max-turns", "0", "-p", "x"], ["--fork-session", "-p", "x"]):
+    for args in (
+        ["--bogus"],
+        ["--permission-mode", "yolo"],
+        ["-r", "nosuchsessionid", "-p", "x"],
+        ["--max-turns", "0", "-p", "x"],
+        ["--fork-session", "-p", "x"],
+    ):
         done = peri.run(*args)
         assert done.returncode == 2, args
         assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("peri: "), args
