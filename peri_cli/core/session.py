@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,9 +22,12 @@ from peri_cli.core.transcript import (
     Snapshot,
     TranscriptError,
     TranscriptWriter,
-    load,
-    load_lenient,
+    dump_entry,
+    load_tail,
     now_iso,
+    parse_entry,
+    peek,
+    read_older,
 )
 
 MIN_PREFIX = 8
@@ -65,13 +69,17 @@ def _title_of(entry: MessageEntry) -> str:
 class Session:
     """An open, writable session: its entries in memory and the locked file they are appended to."""
 
-    def __init__(self, path: Path, loaded: LoadResult, writer: TranscriptWriter) -> None:
+    def __init__(
+        self, path: Path, loaded: LoadResult, writer: TranscriptWriter, info: SessionInfo
+    ) -> None:
         self.path = path
         self.header = loaded.header
+        # Header plus the visible tail; older lines stay on disk (see `older`).
         self.entries: list[Entry] = loaded.entries
         self.warnings = loaded.warnings
+        self.tail_offset = loaded.tail_offset
         self._writer = writer
-        self._info = _info_from_entries(path, loaded.entries)
+        self._info = info
 
     @property
     def id(self) -> str:
@@ -109,6 +117,10 @@ class Session:
         )
         _write_sidecar(self.path, self._info)
 
+    def older(self, before: int, limit: int = 200) -> tuple[list[Entry], int]:
+        """Entries stored before byte `before` (e.g. `tail_offset`), for showing older history."""
+        return read_older(self.path, before, limit)
+
     def clear(self) -> ClearMarker:
         marker = ClearMarker()
         self.append(marker)
@@ -128,17 +140,35 @@ def _write_sidecar(path: Path, info: SessionInfo) -> None:
     os.replace(tmp, _sidecar(path))
 
 
-def _info_from_entries(path: Path, entries: list[Entry]) -> SessionInfo:
-    header = entries[0]
-    assert isinstance(header, Header)
-    messages = [e for e in entries if isinstance(e, MessageEntry)]
-    users = [e for e in messages if e.message.role == "user" and _title_of(e)]
+def scan_info(path: Path) -> SessionInfo:
+    """Listing facts from the file itself: types are peeked, only the header and title parsed."""
+    header: Header | None = None
+    title, updated, count = "", "", 0
+    with path.open("rb") as f:
+        for line in f:
+            kind = peek(line)
+            if kind is None:
+                continue
+            updated = max(updated, kind.ts)
+            if header is None:
+                entry = parse_entry(line.decode("utf-8"))
+                if not isinstance(entry, Header):
+                    break
+                header = entry
+            elif kind.type == "message":
+                count += 1
+                if not title:
+                    message = parse_entry(line.decode("utf-8"))
+                    if isinstance(message, MessageEntry) and message.message.role == "user":
+                        title = _title_of(message)
+    if header is None:
+        raise TranscriptError(f"{path}: no session header on the first line")
     return SessionInfo(
         id=header.session_id,
-        title=_title_of(users[0]) if users else "",
+        title=title,
         created=header.ts,
-        updated=messages[-1].ts if messages else header.ts,
-        message_count=len(messages),
+        updated=updated,
+        message_count=count,
         parent=header.parent.session_id if header.parent else None,
     )
 
@@ -153,7 +183,10 @@ class SessionStore:
     def path_of(self, session_id: str) -> Path:
         return self.root / f"{session_id}.jsonl"
 
-    def create(self, snapshot: Snapshot, *, parent: ParentRef | None = None) -> Session:
+    def create(
+        self, snapshot: Snapshot, *, parent: ParentRef | None = None, body: Sequence[bytes] = ()
+    ) -> Session:
+        """A new session file: its header, then (for a fork) the parent's lines verbatim."""
         self.root.mkdir(parents=True, exist_ok=True)
         session_id = uuid7()
         header = Header(
@@ -161,10 +194,22 @@ class SessionStore:
         )
         path = self.path_of(session_id)
         writer = TranscriptWriter(path)
-        writer.append(header)
-        session = Session(path, LoadResult(header=header, entries=[header]), writer)
-        _write_sidecar(path, session.info)
-        return session
+        writer.append_raw(b"".join(line + b"\n" for line in (dump_entry(header).encode(), *body)))
+        info = (
+            scan_info(path)
+            if body
+            else SessionInfo(
+                id=session_id,
+                title="",
+                created=header.ts,
+                updated=header.ts,
+                message_count=0,
+                parent=parent.session_id if parent else None,
+            )
+        )
+        _write_sidecar(path, info)
+        loaded = load_tail(path) if body else LoadResult(header=header, entries=[header])
+        return Session(path, loaded, writer, info)
 
     def open(self, session_id: str) -> Session:
         """Open a session for writing; raises SessionLocked if another process has it."""
@@ -173,11 +218,12 @@ class SessionStore:
             raise SessionNotFound(f"no session {session_id} in this workspace")
         writer = TranscriptWriter(path)
         try:
-            loaded = load(path)
-        except TranscriptError:
+            loaded = load_tail(path)
+            info = _read_sidecar(path) or scan_info(path)
+        except (TranscriptError, OSError):
             writer.close()
             raise
-        return Session(path, loaded, writer)
+        return Session(path, loaded, writer, info)
 
     def resolve(self, id_or_prefix: str) -> str:
         """A full id, or a unique prefix of at least 8 characters."""
@@ -203,18 +249,24 @@ class SessionStore:
         return sessions[0].id if sessions else None
 
     def fork(self, session_id: str) -> Session:
-        """Copy a session's history into a new session; the parent file is only read."""
+        """Copy a session's lines into a new session, byte for byte; the parent is only read.
+
+        Entry ids are kept, so projection directives and boundaries still point at their targets.
+        Lines that are not entries (a torn fragment, a corrupt line) are left behind.
+        """
         source = self.path_of(session_id)
-        try:
-            loaded = load(source)
-        except TranscriptError:
-            loaded = load_lenient(source)  # a damaged parent still forks from its good lines
-        body = [e for e in loaded.entries[1:] if not isinstance(e, Header)]
-        parent = ParentRef(session_id=session_id, forked_at=body[-1].id if body else None)
-        child = self.create(loaded.header.snapshot, parent=parent)
-        if body:
-            child.append(*body)
-        child.warnings.extend(loaded.warnings)
+        header_line, *lines = _read_lines(source)
+        parent_header = parse_entry(header_line.decode("utf-8"))
+        if not isinstance(parent_header, Header):
+            raise TranscriptError(f"{source}: no session header on the first line")
+        body = [line for line in lines if peek(line) is not None]
+        last = peek(body[-1]) if body else None
+        parent = ParentRef(session_id=session_id, forked_at=last.id if last else None)
+        child = self.create(parent_header.snapshot, parent=parent, body=body)
+        if len(body) < len(lines):
+            child.warnings.append(
+                f"the fork left behind {len(lines) - len(body)} unreadable line(s) of the parent"
+            )
         return child
 
     def list(self) -> list[SessionInfo]:
@@ -226,8 +278,8 @@ class SessionStore:
             info = _read_sidecar(path)
             if info is None:
                 try:
-                    info = _info_from_entries(path, load_lenient(path).entries)
-                except (TranscriptError, OSError):
+                    info = scan_info(path)
+                except (TranscriptError, OSError, ValueError):
                     continue
                 _write_sidecar(path, info)
             infos.append(info)
@@ -244,6 +296,19 @@ def _read_sidecar(path: Path) -> SessionInfo | None:
         return SessionInfo(**data)
     except (OSError, ValueError, TypeError):
         return None
+
+
+def _read_lines(path: Path) -> list[bytes]:
+    """Complete lines only: a torn last fragment (no newline) is not a line."""
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TranscriptError(f"{path}: cannot read session file ({e.strerror})") from e
+    lines = data.split(b"\n")
+    lines.pop()  # after the final newline: empty, or a torn fragment
+    if not lines:
+        raise TranscriptError(f"{path}: empty session file")
+    return lines
 
 
 def glob_escape(text: str) -> str:

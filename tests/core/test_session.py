@@ -5,7 +5,7 @@ import pytest
 
 from peri_cli.core.messages import Message, TextPart, user_text
 from peri_cli.core.session import SessionNotFound, SessionStore, workspace_key
-from peri_cli.core.transcript import MessageEntry, SessionLocked, Snapshot, load
+from peri_cli.core.transcript import MessageEntry, SessionLocked, Snapshot, TranscriptError, load
 
 
 @pytest.fixture
@@ -138,3 +138,37 @@ def test_list_rebuilds_a_missing_sidecar_from_the_file(store: SessionStore) -> N
 
 def test_list_of_an_unknown_workspace_is_empty(tmp_path: Path) -> None:
     assert SessionStore(tmp_path / "nohome", tmp_path).list() == []
+
+
+def test_fork_of_a_damaged_parent_keeps_every_readable_line(store: SessionStore) -> None:
+    parent = store.create(Snapshot(system="s"))
+    parent.append(say("one"))
+    parent.close()
+    with parent.path.open("ab") as f:
+        f.write(b"garbage in the middle\n")
+    reopened_text = parent.path.read_bytes()
+    with parent.path.open("ab") as f:
+        f.write(MessageEntry(message=user_text("two")).model_dump_json().encode() + b"\n")
+    with pytest.raises(TranscriptError):
+        store.open(parent.id)
+    child = store.fork(parent.id)
+    assert [e.message.text for e in child.entries if isinstance(e, MessageEntry)] == ["one", "two"]
+    assert any("unreadable" in w for w in child.warnings)
+    child.close()
+    assert parent.path.read_bytes().startswith(reopened_text)
+
+
+def test_open_uses_the_sidecar_and_shows_older_history_on_demand(store: SessionStore) -> None:
+    s = store.create(Snapshot(system="s"))
+    s.append(*(say(f"m{i}") for i in range(5)))
+    s.clear()
+    s.append(say("visible"))
+    s.close()
+    again = store.open(s.id)
+    assert [e.message.text for e in again.entries if isinstance(e, MessageEntry)] == ["visible"]
+    assert again.info.message_count == 6
+    older, _ = again.older(again.tail_offset, limit=10)
+    assert [e.message.text for e in older if isinstance(e, MessageEntry)] == [
+        f"m{i}" for i in range(5)
+    ]
+    again.close()

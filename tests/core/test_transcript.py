@@ -17,6 +17,7 @@ from peri_cli.core.messages import (
     dump_message,
     load_message,
 )
+from peri_cli.core.projection import project
 from peri_cli.core.transcript import (
     ClearMarker,
     CompactBoundary,
@@ -25,9 +26,13 @@ from peri_cli.core.transcript import (
     ProjectionEntry,
     SessionLocked,
     Snapshot,
+    TornLineRepair,
     TranscriptError,
     TranscriptWriter,
+    dump_entry,
     load,
+    load_tail,
+    read_older,
 )
 
 
@@ -95,7 +100,7 @@ def test_corrupt_middle_line_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError) as info:
         load(path)
     message = str(info.value)
-    assert "line(s) 3" in message and "3 other lines parse" in message
+    assert "corrupt line 3" in message and "3 other lines parse" in message
     assert "Traceback" not in message
 
 
@@ -189,3 +194,90 @@ def test_transcript_round_trips(tmp_path: Path, batch: list[Message]) -> None:
     entries = [header(), *(MessageEntry(message=m) for m in batch)]
     write(path, *entries)
     assert load(path).entries == entries
+
+
+# --- the visible tail and older history ---------------------------------------------------
+
+
+def say(text: str) -> MessageEntry:
+    return MessageEntry(message=Message(role="user", content=[TextPart(text=text)]))
+
+
+def test_load_tail_starts_at_the_last_clear_or_summary(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    old = [say(f"old {i}") for i in range(5)]
+    summary = say("summary")
+    after = [say("after 1"), say("after 2")]
+    write(
+        path,
+        header(),
+        *old,
+        ClearMarker(),
+        say("between"),
+        summary,
+        CompactBoundary(summary_id=summary.id),
+        *after,
+    )
+    tail = load_tail(path)
+    texts = [e.message.text for e in tail.entries if isinstance(e, MessageEntry)]
+    assert texts == ["summary", "after 1", "after 2"]
+    assert isinstance(tail.entries[0], Header)
+    assert tail.tail_offset > 0
+    # the same view as a full load
+    assert [m.text for m in project(tail.entries)] == [m.text for m in project(load(path).entries)]
+
+    write(path, ClearMarker(), say("fresh"))
+    texts = [e.message.text for e in load_tail(path).entries if isinstance(e, MessageEntry)]
+    assert texts == ["fresh"]
+
+
+def test_load_tail_of_an_uncompacted_session_is_everything(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    entries = [header(), *(say(str(i)) for i in range(30))]
+    write(path, *entries)
+    assert load_tail(path).entries == entries
+    assert load_tail(path).tail_offset == len(dump_entry(entries[0])) + 1
+
+
+def test_load_tail_reads_across_block_boundaries(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    big = [say("x" * 400_000 + str(i)) for i in range(6)]  # > 2 MB: several 1 MB blocks
+    write(path, header(), *big)
+    assert load_tail(path).entries[1:] == big
+
+
+def test_read_older_pages_backwards(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    old = [say(f"old {i}") for i in range(7)]
+    write(path, header(), *old, ClearMarker(), say("new"))
+    tail = load_tail(path)
+    page, before = read_older(path, tail.tail_offset, 3)
+    assert [e.message.text for e in page] == ["old 4", "old 5", "old 6"]
+    page, before = read_older(path, before, 3)
+    assert [e.message.text for e in page] == ["old 1", "old 2", "old 3"]
+    page, before = read_older(path, before, 3)
+    assert [e.message.text for e in page] == ["old 0"] and before == 0
+
+
+def test_a_writer_seals_a_torn_tail_so_new_lines_stay_whole(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, header(), say("before the crash"))
+    with path.open("ab") as f:
+        f.write(b'{"id":"x","ts":"t","type":"message","message":{"ro')
+    write(path, say("after the restart"))
+    for loaded in (load(path), load_tail(path)):
+        texts = [e.message.text for e in loaded.entries if isinstance(e, MessageEntry)]
+        assert texts == ["before the crash", "after the restart"]
+        assert any("torn" in w for w in loaded.warnings)
+        assert any(isinstance(e, TornLineRepair) for e in loaded.entries)
+    assert b'"message":{"ro\n' in path.read_bytes()  # the fragment's bytes were kept
+
+
+def test_corrupt_line_inside_the_tail_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    write(path, header(), say("a"))
+    with path.open("ab") as f:
+        f.write(b"not json\n")
+    write(path, say("b"))
+    with pytest.raises(TranscriptError, match="corrupt line at byte"):
+        load_tail(path)
