@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from peri_cli import __version__
-from peri_cli.core.permissions import MODES
+from peri_cli.core.modes import MODES
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

@@ -153,6 +153,12 @@ class Runtime:
         return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
 
     def close(self) -> None:
+        """End the run: stop background commands the model started, release the session."""
+        if self.agent is not None:
+            for tool in self.agent.tools.direct.values():
+                stop = getattr(tool, "terminate_background", None)
+                if stop is not None:
+                    stop()
         if self.session is not None:
             self.session.close()
 

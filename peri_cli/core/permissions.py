@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from peri_cli.core.modes import MODES, Mode
 from peri_cli.core.tools import ToolKind
 
-Mode = Literal["default", "accept-edits", "plan", "bypass"]
-MODES: tuple[Mode, ...] = ("default", "accept-edits", "plan", "bypass")
+__all__ = ["MODES", "Decision", "Mode", "PermissionPolicy", "decide"]
 
 
 @dataclass(frozen=True)
