@@ -1,0 +1,728 @@
+"""The Micro planner, pressure, and the Compactor (Micro and Full) against a scripted provider."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from peri_cli.core.compaction import (
+    ORIGIN_REINJECT,
+    ORIGIN_SUMMARY,
+    CompactConfig,
+    Compactor,
+    files_read,
+    measure_pressure,
+    plan_micro,
+    protected_start,
+    skills_used,
+    token_bound,
+)
+from peri_cli.core.contributions import ContributionChain
+from peri_cli.core.events import (
+    AssistantMessage,
+    Compacted,
+    CompactFailed,
+    CompactWarning,
+    Event,
+    TurnEnded,
+)
+from peri_cli.core.loop import Agent
+from peri_cli.core.messages import (
+    ImagePart,
+    Message,
+    Part,
+    TextPart,
+    ThinkingPart,
+    ToolResultPart,
+    ToolUsePart,
+    Usage,
+    tool_result,
+    user_text,
+)
+from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.projection import (
+    DropThinking,
+    ElideInput,
+    ReplaceImage,
+    TruncateResult,
+    dump_directives,
+    project,
+    render_message,
+    validate_view,
+    visible_entries,
+)
+from peri_cli.core.provider import ProviderError
+from peri_cli.core.session import Session, SessionStore
+from peri_cli.core.settings import Settings
+from peri_cli.core.tokens import Backend, TokenCounter
+from peri_cli.core.tools import ToolRegistry
+from peri_cli.core.transcript import (
+    CompactBoundary,
+    Entry,
+    MessageEntry,
+    ProjectionEntry,
+    Snapshot,
+)
+from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
+
+PNG = (  # a 1x1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+SYSTEM = "You are Peri, a coding agent under test."
+
+
+def entry(message: Message, usage: Usage | None = None) -> MessageEntry:
+    return MessageEntry(message=message, usage=usage)
+
+
+def assistant(*parts: Part) -> Message:
+    return Message(role="assistant", content=list(parts))
+
+
+def read_use(i: str, path: str = "a.py") -> ToolUsePart:
+    return ToolUsePart(id=i, name="Read", input={"file_path": path})
+
+
+def results(i: str, text: str, *, is_error: bool = False) -> Message:
+    return Message(role="user", content=[tool_result(i, text, is_error=is_error)])
+
+
+def turn(n: int, result_chars: int = 4000, usage: Usage | None = None) -> list[MessageEntry]:
+    """One user turn: a prompt, a Read and its long result, a final answer."""
+    body = "".join(f"{n}:{k} some output of the tool\n" for k in range(result_chars // 28 + 1))
+    return [
+        entry(user_text(f"task {n}")),
+        entry(assistant(TextPart(text="reading"), read_use(f"t{n}", f"f{n}.py"))),
+        entry(results(f"t{n}", body[:result_chars])),
+        entry(assistant(TextPart(text=f"done {n}")), usage),
+    ]
+
+
+def counter() -> TokenCounter:
+    return TokenCounter(encoding_path=None)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path, ws: Path) -> SessionStore:
+    return SessionStore(tmp_path / "home", ws)
+
+
+def make_agent(
+    store: SessionStore,
+    entries: list[MessageEntry],
+    provider: ScriptedProvider,
+    config: CompactConfig,
+    *,
+    system: str = SYSTEM,
+) -> Agent:
+    session = store.create(Snapshot(system=system))
+    if entries:
+        session.append(*entries)
+    return Agent(
+        session=session,
+        provider=provider,
+        model="test-model",
+        tools=ToolRegistry(),
+        policy=PermissionPolicy(mode="bypass", workspace=store.workspace),
+        chain=ContributionChain(),
+        compactor=Compactor(config, counter=counter()),
+    )
+
+
+def compactor_of(agent: Agent) -> Compactor:
+    assert isinstance(agent.compactor, Compactor)
+    return agent.compactor
+
+
+async def collect(events: AsyncIterator[Event]) -> list[Event]:
+    return [e async for e in events]
+
+
+def file_bytes(session: Session) -> bytes:
+    return session.path.read_bytes()
+
+
+SUMMARY = "<analysis>thinking it over</analysis><summary>Goal: build it. Next: tests.</summary>"
+
+
+# --- the planner -------------------------------------------------------------------------------
+
+
+def test_protected_turns_count_only_messages_from_a_person() -> None:
+    entries = [*turn(1), *turn(2), *turn(3)]
+    assert protected_start(entries, 3) == 0
+    assert protected_start(entries, 2) == 4  # tool results are not turns
+    assert protected_start(entries, 1) == 8
+    assert protected_start(entries, 0) == len(entries)
+
+
+def test_planner_never_touches_the_protected_turns() -> None:
+    entries = [*turn(1), *turn(2), *turn(3), *turn(4)]
+    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
+    assert planned and {d.message_id for d in planned} <= {e.id for e in entries[:4]}
+    assert plan_micro(entries[4:], 10**9, keep_turns=3, keep_chars=200) == []
+
+
+def test_planner_truncates_long_results_and_stops_when_enough_is_freed() -> None:
+    entries = [t for n in range(1, 7) for t in turn(n, result_chars=8000)]
+    everything = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
+    assert [d.kind for d in everything] == ["truncate_result"] * 3
+    one = plan_micro(entries, 10, keep_turns=3, keep_chars=200)
+    assert len(one) == 1 and one[0] == everything[0]  # oldest first
+    assert plan_micro(entries, 0, keep_turns=3) == []
+    already = {d.key for d in everything}
+    assert plan_micro(entries, 10**9, keep_turns=3, already=already) == []
+
+
+def test_short_results_are_left_alone() -> None:
+    entries = [*turn(1, result_chars=300), *turn(2), *turn(3), *turn(4)]
+    assert plan_micro(entries, 10**9, keep_turns=3, keep_chars=200) == []
+
+
+def test_file_changing_inputs_keep_the_path_and_say_the_content_was_elided() -> None:
+    content = "print('hello')\n" * 400
+    write = ToolUsePart(id="w", name="Write", input={"file_path": "app.py", "content": content})
+    edit = ToolUsePart(
+        id="e",
+        name="Edit",
+        input={"file_path": "app.py", "old_string": "x" * 900, "new_string": "y" * 900},
+    )
+    bash = ToolUsePart(id="b", name="Bash", input={"command": "echo " + "z" * 2000, "timeout": 5})
+    old = [
+        entry(user_text("write it")),
+        entry(assistant(write, edit, bash)),
+        entry(
+            Message(
+                role="user",
+                content=[tool_result("w", "ok"), tool_result("e", "ok"), tool_result("b", "z")],
+            )
+        ),
+    ]
+    entries = [*old, *turn(2), *turn(3), *turn(4)]
+    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
+    elides = {d.tool_use_id: d for d in planned if isinstance(d, ElideInput)}
+    assert set(elides) == {"w", "e", "b"}
+    view = project([*entries, ProjectionEntry(directives=dump_directives(planned))])
+    uses = {u.id: u.input for u in view[1].tool_uses}
+    assert uses["w"]["file_path"] == "app.py"
+    assert "not file content" in uses["w"]["content"] and "Read app.py" in uses["w"]["content"]
+    assert "elided" in uses["e"]["old_string"] and "elided" in uses["e"]["new_string"]
+    assert uses["b"]["timeout"] == 5 and "elided" in uses["b"]["command"]
+    assert all(isinstance(inp, dict) for inp in uses.values())
+    assert write.input["content"] == content  # the stored call is untouched
+
+
+def test_old_images_and_thinking_go_recent_ones_stay() -> None:
+    def image_turn(n: int) -> list[MessageEntry]:
+        return [
+            entry(
+                Message(
+                    role="user",
+                    content=[
+                        TextPart(text=f"see {n}"),
+                        ImagePart(media_type="image/png", data=PNG),
+                    ],
+                )
+            ),
+            entry(
+                assistant(
+                    ThinkingPart(thinking="let me think " * 50, signature=f"sig{n}"),
+                    TextPart(text="seen"),
+                )
+            ),
+        ]
+
+    entries = [*image_turn(1), *image_turn(2), *image_turn(3), *image_turn(4)]
+    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
+    assert {type(d) for d in planned} == {ReplaceImage, DropThinking}
+    assert {d.message_id for d in planned} == {entries[0].id, entries[1].id}
+    view = project([*entries, ProjectionEntry(directives=dump_directives(planned))])
+    assert "image omitted" in view[0].content[1].text  # type: ignore[union-attr]
+    assert view[1].content == [TextPart(text="seen")]
+    assert isinstance(view[3].content[0], ThinkingPart)  # protected
+    assert validate_view(view) == []
+
+
+def test_images_inside_tool_results_become_placeholders() -> None:
+    shot = Message(
+        role="user",
+        content=[
+            ToolResultPart(
+                tool_use_id="t1",
+                content=[TextPart(text="image:"), ImagePart(media_type="image/png", data=PNG)],
+            )
+        ],
+    )
+    entries = [
+        entry(user_text("look")),
+        entry(assistant(read_use("t1", "shot.png"))),
+        entry(shot),
+        *turn(2),
+        *turn(3),
+        *turn(4),
+    ]
+    planned = plan_micro(entries, 10**9, keep_turns=3)
+    assert [(type(d), getattr(d, "tool_use_id", None)) for d in planned] == [(ReplaceImage, "t1")]
+    rendered = render_message(shot, planned)
+    assert not any(isinstance(p, ImagePart) for p in rendered.tool_results[0].content)
+
+
+def test_cjk_results_are_cut_by_characters_and_stay_valid_utf8() -> None:
+    body = "压缩不修改原始消息正文，只在副本上投影。" * 400
+    entries = [
+        entry(user_text("读一下")),
+        entry(assistant(read_use("t1"))),
+        entry(results("t1", body)),
+        *turn(2),
+        *turn(3),
+        *turn(4),
+    ]
+    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=100)
+    assert [d.kind for d in planned] == ["truncate_result"]
+    text = render_message(entries[2].message, planned).tool_results[0].text
+    assert text.startswith(body[:90]) and text.endswith(body[-90:])
+    assert "characters" in text and len(text) < 500
+    text.encode("utf-8")
+
+
+# --- pressure ----------------------------------------------------------------------------------
+
+
+def test_pressure_from_usage_plus_what_was_added_since() -> None:
+    c = counter()
+    added = entry(results("t9", "new output " * 100))
+    entries: list[Entry] = [
+        entry(user_text("go")),
+        entry(assistant(read_use("t9")), Usage(input_tokens=500, cache_read_input_tokens=300)),
+        added,
+    ]
+    p = measure_pressure(entries, window=10_000, base_tokens=999, count_messages=c.count_messages)
+    assert p.from_usage
+    assert p.tokens == 800 + c.count_messages([added.message])
+    assert p.key == (entries[1].id, added.id)
+
+
+def test_pressure_subtracts_what_micro_freed_and_estimates_after_a_boundary() -> None:
+    c = counter()
+    entries: list[Entry] = [
+        entry(user_text("go")),
+        entry(assistant(TextPart(text="ok")), Usage(input_tokens=1000, output_tokens=10)),
+    ]
+    entries.append(ProjectionEntry(directives=[], tokens_before=1010, tokens_after=610))
+    p = measure_pressure(entries, window=10_000, base_tokens=50, count_messages=c.count_messages)
+    assert p.tokens == 610 and p.key[0] == entries[1].id
+    summary = entry(user_text("summary"))
+    entries += [summary, CompactBoundary(summary_id=summary.id)]
+    p = measure_pressure(entries, window=10_000, base_tokens=50, count_messages=c.count_messages)
+    assert not p.from_usage and p.tokens == 50 + c.count_messages([summary.message])
+
+
+def test_pressure_without_usage_counts_the_base() -> None:
+    c = counter()
+    entries: list[Entry] = [entry(user_text("hello there"))]
+    p = measure_pressure(entries, window=100, base_tokens=40, count_messages=c.count_messages)
+    assert p.tokens == 40 + c.count_messages(project(entries)) and p.ratio == p.tokens / 100
+
+
+def test_config_from_settings_and_legacy_switch() -> None:
+    settings = Settings.model_validate(
+        {
+            "compact": {"micro_compact_threshold": 0.5, "protected_turns": 2},
+            "smart_compact_enabled": True,
+            "context_window": 5000,
+            "disable_auto_compact": True,
+        }
+    )
+    cfg = CompactConfig.from_settings(settings)
+    assert (cfg.micro_threshold, cfg.full_threshold, cfg.protected_turns) == (0.5, 0.95, 2)
+    assert cfg.context_window == 5000 and cfg.disable_auto_compact and not cfg.disable_compact
+    legacy_off = CompactConfig.from_settings(
+        Settings.model_validate({"smart_compact_enabled": False})
+    )
+    assert legacy_off == CompactConfig()
+
+
+# --- Micro through the Compactor ---------------------------------------------------------------
+
+
+def micro_session(usage_tokens: int) -> list[MessageEntry]:
+    entries = [t for n in range(1, 7) for t in turn(n, result_chars=6000)]
+    entries[-1] = entry(entries[-1].message, Usage(input_tokens=usage_tokens, output_tokens=10))
+    return entries
+
+
+async def test_micro_compacts_old_results_once_per_sample(store: SessionStore) -> None:
+    config = CompactConfig(context_window=10_000)
+    agent = make_agent(store, micro_session(8_000), ScriptedProvider([]), config)
+    stored = [e.model_dump_json() for e in agent.session.entries]
+    events = await collect(compactor_of(agent).before_request(agent))
+    assert [type(e) for e in events] == [Compacted]
+    compacted = events[0]
+    assert isinstance(compacted, Compacted) and compacted.strategy == "micro"
+    assert compacted.tokens_before == 8_010
+    assert compacted.tokens_after is not None and compacted.tokens_after < 6_000
+    assert compacted.affected >= 1
+    projection = agent.session.entries[-1]
+    assert isinstance(projection, ProjectionEntry)
+    assert (projection.tokens_before, projection.tokens_after) == (8_010, compacted.tokens_after)
+    # Stored messages are unchanged; the view shows shortened old results, whole recent ones.
+    assert [e.model_dump_json() for e in agent.session.entries[:-1]] == stored
+    view = agent.view()
+    assert "cut by context compaction" in view[2].tool_results[0].text
+    assert "cut by context compaction" not in view[-2].tool_results[0].text
+    assert validate_view(view) == []
+    # The same sample drives no second compaction, however high it still looks.
+    assert await collect(compactor_of(agent).before_request(agent)) == []
+    assert sum(isinstance(e, ProjectionEntry) for e in agent.session.entries) == 1
+    # A fresh Compactor (as after a restart) sees the freed tokens and does nothing either.
+    fresh = Compactor(config, counter=counter())
+    assert fresh.pressure(agent).tokens == compacted.tokens_after
+    assert await collect(fresh.before_request(agent)) == []
+
+
+async def test_below_the_micro_threshold_nothing_happens(store: SessionStore) -> None:
+    agent = make_agent(
+        store, micro_session(5_000), ScriptedProvider([]), CompactConfig(context_window=10_000)
+    )
+    count = len(agent.session.entries)
+    assert await collect(compactor_of(agent).before_request(agent)) == []
+    assert len(agent.session.entries) == count
+
+
+async def test_disable_compact_turns_everything_automatic_off(store: SessionStore) -> None:
+    config = CompactConfig(context_window=10_000, disable_compact=True)
+    agent = make_agent(store, micro_session(9_900), ScriptedProvider([]), config)
+    count = len(agent.session.entries)
+    assert await collect(compactor_of(agent).before_request(agent)) == []
+    assert len(agent.session.entries) == count
+
+
+async def test_disable_auto_compact_keeps_micro_but_never_runs_full(store: SessionStore) -> None:
+    provider = ScriptedProvider([])
+    config = CompactConfig(context_window=10_000, disable_auto_compact=True)
+    agent = make_agent(store, micro_session(9_900), provider, config)
+    events = await collect(compactor_of(agent).before_request(agent))
+    assert [type(e) for e in events] == [Compacted]
+    assert provider.requests == []
+
+
+# --- warnings and automatic Full ---------------------------------------------------------------
+
+
+def one_turn_session(usage_tokens: int) -> list[MessageEntry]:
+    entries = turn(1, result_chars=3000)
+    entries[-1] = entry(entries[-1].message, Usage(input_tokens=usage_tokens))
+    return [*entries, entry(user_text("and now the next step"))]
+
+
+async def test_warning_before_full(store: SessionStore) -> None:
+    provider = ScriptedProvider([])
+    agent = make_agent(
+        store, one_turn_session(9_200), provider, CompactConfig(context_window=10_000)
+    )
+    events = await collect(compactor_of(agent).before_request(agent))
+    assert len(events) == 1 and isinstance(events[0], CompactWarning)
+    assert 0.9 <= events[0].pressure < 0.95 and events[0].threshold == 0.95
+    assert provider.requests == []
+
+
+async def test_full_runs_when_micro_cannot_get_under_the_threshold(
+    store: SessionStore, ws: Path
+) -> None:
+    (ws / "f1.py").write_text("current content of f1\n")
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY)])
+    agent = make_agent(
+        store, one_turn_session(9_700), provider, CompactConfig(context_window=10_000)
+    )
+    events = await collect(compactor_of(agent).before_request(agent))
+    assert [type(e) for e in events] == [CompactWarning, Compacted]
+    full = events[1]
+    assert isinstance(full, Compacted) and full.strategy == "full"
+    assert full.tokens_before is not None and 9_700 < full.tokens_before < 9_800
+    assert full.tokens_after is not None and 0 < full.tokens_after < 2_000
+    assert full.affected == 5
+    view = agent.view()
+    assert len(view) == 1 and view[0].role == "user"
+    assert "Goal: build it. Next: tests." in view[0].text
+    assert "thinking it over" not in view[0].text
+    assert "current content of f1" in view[0].text  # re-injected, as it is on disk now
+
+
+async def test_summary_request_has_no_tools_and_asks_for_the_focus(store: SessionStore) -> None:
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY)])
+    entries = [
+        *turn(1),
+        entry(assistant(ThinkingPart(thinking="secret", signature="s"), TextPart(text="thought"))),
+        entry(user_text("more")),
+    ]
+    agent = make_agent(store, entries, provider, CompactConfig(context_window=100_000))
+    events = await collect(compactor_of(agent).compact_now(agent, "the parser bug"))
+    assert isinstance(events[-1], Compacted)
+    (request,) = provider.requests
+    assert request.tools == []
+    assert request.frozen_system == SYSTEM
+    kinds = {type(p) for m in request.messages for p in m.content}
+    assert kinds == {TextPart}  # tool calls and results as text, no reasoning blocks
+    assert request.messages[-1].role == "user"
+    last = request.messages[-1].text
+    assert "Files touched" in last and "the parser bug" in last
+    assert "[tool call Read" in request.messages[1].text
+    assert validate_view(request.messages) == []
+
+
+async def test_commit_layout_and_resume(store: SessionStore, ws: Path) -> None:
+    (ws / "a.py").write_text("old text\n")
+    entries = [
+        entry(user_text("look at a.py")),
+        entry(
+            assistant(
+                read_use("r1", "a.py"),
+                read_use("r2", "missing.py"),
+                ToolUsePart(id="s1", name="Skill", input={"name": "pdf"}),
+            )
+        ),
+        entry(
+            Message(
+                role="user",
+                content=[
+                    tool_result("r1", "     1\told text"),
+                    tool_result("r2", "File not found", is_error=True),
+                    tool_result("s1", "skill body"),
+                ],
+            )
+        ),
+        entry(assistant(TextPart(text="read it")), Usage(input_tokens=300)),
+    ]
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY)])
+    agent = make_agent(store, entries, provider, CompactConfig(context_window=50_000))
+    (ws / "a.py").write_text("new text on disk\n")
+    before = len(agent.session.entries)
+    events = await collect(compactor_of(agent).compact_now(agent, "tests"))
+    assert [type(e) for e in events] == [Compacted]
+    summary, boundary, reinject = agent.session.entries[before:]
+    assert isinstance(summary, MessageEntry) and isinstance(reinject, MessageEntry)
+    assert isinstance(boundary, CompactBoundary)
+    assert (summary.model_extra or {})["origin"] == ORIGIN_SUMMARY
+    assert (reinject.model_extra or {})["origin"] == ORIGIN_REINJECT
+    assert summary.message.role == "user" and "Continue the work" in summary.message.text
+    assert boundary.summary_id == summary.id and boundary.focus == "tests"
+    assert boundary.excluded_messages == 4
+    assert boundary.tokens_before == events[0].tokens_before  # type: ignore[union-attr]
+    assert boundary.tokens_after == events[0].tokens_after  # type: ignore[union-attr]
+    assert "new text on disk" in reinject.message.text and "old text" not in reinject.message.text
+    assert "missing.py" not in reinject.message.text
+    assert "pdf" in reinject.message.text
+    view = agent.view()
+    assert [m.role for m in view] == ["user"] and validate_view(view) == []
+    # Resume: the reloaded transcript renders the same view.
+    session_id = agent.session.id
+    agent.session.close()
+    reopened = store.open(session_id)
+    assert project(reopened.entries) == view
+    reopened.close()
+
+
+async def test_second_full_reinjects_only_what_the_excluded_history_read(
+    store: SessionStore, ws: Path
+) -> None:
+    (ws / "a.py").write_text("alpha\n")
+    entries = [
+        entry(user_text("look")),
+        entry(assistant(read_use("r1", "a.py"))),
+        entry(results("r1", "     1\talpha")),
+        entry(assistant(TextPart(text="seen")), Usage(input_tokens=100)),
+    ]
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY), ScriptedReply(text=SUMMARY)])
+    agent = make_agent(store, entries, provider, CompactConfig(context_window=50_000))
+    await collect(compactor_of(agent).compact_now(agent))
+    assert "alpha" in agent.view()[0].text
+    agent.session.append(entry(user_text("go on")), entry(assistant(TextPart(text="sure"))))
+    before = len(agent.session.entries)
+    events = await collect(compactor_of(agent).compact_now(agent))
+    assert isinstance(events[-1], Compacted)
+    added = agent.session.entries[before:]
+    assert len(added) == 2  # summary and boundary; no file was read since the last Full
+    assert "alpha" not in agent.view()[0].text.split("</summary>")[1]
+
+
+# --- failure -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("replies", "reason"),
+    [
+        ([ScriptedReply(error=ProviderError("bad request", status=400))], "bad request"),
+        ([ScriptedReply(text="", stop_reason="end_turn")] * 3, "empty summary 3 times"),
+        ([ScriptedReply(text="half a summ", stop_reason="max_tokens")], "max_tokens"),
+    ],
+)
+async def test_failure_changes_nothing(
+    store: SessionStore, replies: list[ScriptedReply], reason: str
+) -> None:
+    provider = ScriptedProvider(list(replies))
+    agent = make_agent(store, turn(1), provider, CompactConfig(context_window=50_000))
+    data, count, view = file_bytes(agent.session), len(agent.session.entries), agent.view()
+    events = await collect(compactor_of(agent).compact_now(agent))
+    assert len(events) == 1 and isinstance(events[0], CompactFailed)
+    assert reason in events[0].reason
+    assert file_bytes(agent.session) == data and len(agent.session.entries) == count
+    assert agent.view() == view
+
+
+async def test_an_empty_summary_is_retried(store: SessionStore) -> None:
+    replies = [ScriptedReply(text=""), ScriptedReply(text="  \n"), ScriptedReply(text=SUMMARY)]
+    provider = ScriptedProvider(list(replies))
+    agent = make_agent(store, turn(1), provider, CompactConfig(context_window=50_000))
+    events = await collect(compactor_of(agent).compact_now(agent))
+    assert [type(e) for e in events] == [Compacted]
+    assert len(provider.requests) == 3
+
+
+async def test_cancel_during_the_summary_commits_nothing(store: SessionStore) -> None:
+    provider = ScriptedProvider([ScriptedReply(text="a long summary " * 50, delay=0.05)])
+    agent = make_agent(store, turn(1), provider, CompactConfig(context_window=50_000))
+    data = file_bytes(agent.session)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(collect(compactor_of(agent).compact_now(agent)), 0.1)
+    assert file_bytes(agent.session) == data
+
+
+async def test_nothing_to_compact(store: SessionStore) -> None:
+    provider = ScriptedProvider([])
+    agent = make_agent(store, [], provider, CompactConfig())
+    events = await collect(compactor_of(agent).compact_now(agent))
+    assert len(events) == 1 and isinstance(events[0], CompactFailed)
+    assert provider.requests == []
+
+
+async def test_automatic_full_failure_reports_and_leaves_history(store: SessionStore) -> None:
+    provider = ScriptedProvider([ScriptedReply(error=ProviderError("nope", status=400))])
+    agent = make_agent(
+        store, one_turn_session(9_900), provider, CompactConfig(context_window=10_000)
+    )
+    data = file_bytes(agent.session)
+    events = await collect(compactor_of(agent).before_request(agent))
+    assert [type(e) for e in events] == [CompactWarning, CompactFailed]
+    assert file_bytes(agent.session) == data
+    # Same sample: no second attempt.
+    assert await collect(compactor_of(agent).before_request(agent)) == []
+
+
+# --- the stall guard ---------------------------------------------------------------------------
+
+
+async def test_two_fulls_that_cannot_get_under_stop_the_turn(store: SessionStore) -> None:
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY), ScriptedReply(text=SUMMARY)])
+    big_system = "Rules. " * 2000  # the frozen prompt alone overflows the tiny window
+    agent = make_agent(
+        store,
+        one_turn_session(5_000),
+        provider,
+        CompactConfig(context_window=1_000),
+        system=big_system,
+    )
+    events = await collect(compactor_of(agent).before_request(agent))
+    kinds = [type(e) for e in events]
+    assert kinds == [CompactWarning, Compacted, Compacted, TurnEnded]
+    ended = events[-1]
+    assert isinstance(ended, TurnEnded) and ended.reason == "compact_stalled"
+    assert ended.error is not None and "2 compactions in a row" in ended.error
+    assert len(provider.requests) == 2
+
+
+# --- in the loop -------------------------------------------------------------------------------
+
+
+async def test_the_loop_compacts_before_the_model_call(store: SessionStore) -> None:
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY), ScriptedReply(text="continuing")])
+    agent = make_agent(
+        store, one_turn_session(9_800), provider, CompactConfig(context_window=10_000)
+    )
+    events = await collect(agent.run())
+    kinds = [type(e) for e in events]
+    assert Compacted in kinds and AssistantMessage in kinds
+    assert kinds.index(Compacted) < kinds.index(AssistantMessage)
+    summary_request, turn_request = provider.requests
+    assert summary_request.tools == [] and turn_request.tools == agent.tools.specs()
+    assert "Goal: build it" in turn_request.messages[0].text
+    assert not any("task 1" in m.text for m in turn_request.messages)
+    assert validate_view(turn_request.messages) == []
+    # The reply after the Full is a new sample: measured from its usage, nothing more to do.
+    assert await collect(compactor_of(agent).before_request(agent)) == []
+
+
+def test_helpers_find_reads_and_skills() -> None:
+    entries = [
+        entry(user_text("x")),
+        entry(
+            assistant(
+                read_use("1", "a.py"),
+                read_use("2", "b.py"),
+                ToolUsePart(id="3", name="Skill", input={"name": "pdf"}),
+            )
+        ),
+        entry(
+            Message(
+                role="user",
+                content=[
+                    tool_result("1", "a"),
+                    tool_result("2", "err", is_error=True),
+                    tool_result("3", "s"),
+                ],
+            )
+        ),
+        entry(assistant(read_use("4", "c.py"))),
+        entry(results("4", "c")),
+    ]
+    assert files_read(entries) == ["c.py", "a.py"]
+    assert skills_used(entries) == ["pdf"]
+    assert visible_entries(entries) == entries
+    assert TruncateResult(message_id="m", tool_use_id="t", head=1, tail=1).key.startswith("trunc")
+
+
+# --- the tokenizer-free bound ------------------------------------------------------------------
+
+
+TIGHT = TokenCounter(ratio=2.0)  # tiktoken when available, at the highest calibration
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=400))
+def test_the_byte_bound_is_never_below_the_calibrated_count(text: str) -> None:
+    messages = [
+        user_text(text),
+        assistant(ToolUsePart(id="1", name="Write", input={"file_path": text, "content": text})),
+        results("1", text),
+    ]
+    assert token_bound(messages) >= TIGHT.count_messages(messages)
+
+
+class WatchedCounter(TokenCounter):
+    """Records whether the tokenizer was loaded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.warmed = 0
+
+    def warm(self) -> Backend:
+        self.warmed += 1
+        return super().warm()
+
+
+async def test_a_short_session_never_loads_the_tokenizer(store: SessionStore) -> None:
+    agent = make_agent(store, turn(1, result_chars=500), ScriptedProvider([]), CompactConfig())
+    watched = WatchedCounter()
+    assert await collect(Compactor(CompactConfig(), counter=watched).before_request(agent)) == []
+    assert watched.warmed == 0
