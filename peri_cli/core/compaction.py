@@ -1,22 +1,11 @@
-"""Compaction: pressure on the window, the pure Micro planner, and the Compactor (Micro and Full).
-
-Nothing here edits a stored message. Micro appends a `ProjectionEntry` of directives that
-`projection.project` applies to copies on every request; Full appends a summary message, a
-`CompactBoundary` that excludes everything before it, and a message re-injecting the current
-content of files that were read. A pressure sample (one provider usage report plus what was added
-since) drives at most one automatic compaction, so Micro and Full cannot alternate on stale data.
-"""
+"""The Compactor: the effectful Compact phase, committing Micro directives and Full summaries."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
-from collections.abc import AsyncIterator, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib.resources import files
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from peri_cli.core.events import (
     Compacted,
@@ -25,48 +14,33 @@ from peri_cli.core.events import (
     Event,
     TurnEnded,
 )
-from peri_cli.core.messages import (
-    ImagePart,
-    Message,
-    Part,
-    TextPart,
-    ThinkingPart,
-    ToolResultPart,
-    ToolUsePart,
-    dump_message,
-    user_text,
-)
+from peri_cli.core.messages import Message, user_text
+from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, plan_micro
 from peri_cli.core.models import context_window
+from peri_cli.core.pressure import Pressure, _last_usage, measure_pressure, token_bound
 from peri_cli.core.projection import (
     Directive,
-    DropThinking,
-    ElideInput,
-    ReplaceImage,
-    TruncateResult,
     active_directives,
-    cut_middle,
     dump_directives,
-    normalize,
     project,
     render_message,
     visible_entries,
 )
 from peri_cli.core.provider import MessageCompleted, ModelRequest, ProviderError
 from peri_cli.core.retry import Retrying, stream_with_retries
-from peri_cli.core.tokens import (
-    IMAGE_TOKENS_MAX,
-    RATIO_MAX,
-    TokenCounter,
-    default_counter,
-    estimate_tokens,
+from peri_cli.core.summary import (
+    REINJECT_MAX_FILES,
+    continuation_text,
+    extract_summary,
+    files_read,
+    instruction_for,
+    read_current,
+    reinjection_text,
+    skills_used,
+    summary_messages,
 )
-from peri_cli.core.transcript import (
-    ClearMarker,
-    CompactBoundary,
-    Entry,
-    MessageEntry,
-    ProjectionEntry,
-)
+from peri_cli.core.tokens import RATIO_MAX, TokenCounter, default_counter
+from peri_cli.core.transcript import CompactBoundary, Entry, MessageEntry, ProjectionEntry
 
 if TYPE_CHECKING:
     from peri_cli.core.loop import Agent
@@ -76,54 +50,10 @@ if TYPE_CHECKING:
 # prefix) again on the very next turn.
 MICRO_TARGET = 0.8
 WARN_MARGIN = 0.05  # warn when pressure is this close below the Full threshold
-MIN_CUT_CHARS = 400  # a cut must remove at least this much to be worth a directive
-MIN_SAVING_TOKENS = 16
 SUMMARY_ATTEMPTS = 3  # one try plus two retries of an empty summary
 STALL_LIMIT = 2  # automatic Full compactions in a row that stay over the threshold
-
-REINJECT_MAX_FILES = 5
 REINJECT_MAX_TOKENS = 20_000
 REINJECT_WINDOW_SHARE = 0.10
-REINJECT_FILE_MAX_TOKENS = 8_000
-REINJECT_READ_BYTES = 1 << 20
-
-# Tools whose input is file content: elide it with a note that says so, keep the path.
-FILE_CHANGING_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
-# Input keys that identify what a call was about; kept whole however long they are.
-KEEP_INPUT_KEYS = frozenset(
-    {
-        "file_path",
-        "path",
-        "notebook_path",
-        "pattern",
-        "name",
-        "description",
-        "subagent_type",
-        "tool_name",
-        "glob",
-        "url",
-        "offset",
-        "limit",
-    }
-)
-
-ORIGIN_SUMMARY = "compact_summary"
-ORIGIN_REINJECT = "compact_reinject"
-
-CONTINUATION_HEAD = (
-    "This session continues from an earlier conversation that was compacted to free context. "
-    "The summary below covers the earlier part (the full record stays in the session file)."
-)
-CONTINUATION_TAIL = (
-    "Continue the work from where it left off without asking the user to repeat anything. "
-    "If a task was in progress, carry on with it; re-read task records and the files you are "
-    "about to change before editing them."
-)
-
-
-@cache
-def summary_instruction() -> str:
-    return (files("peri_cli.core") / "prompts" / "compact_summary.md").read_text("utf-8").strip()
 
 
 # --- configuration ----------------------------------------------------------------------------
@@ -159,391 +89,6 @@ class CompactConfig:
         )
 
 
-# --- pressure ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Pressure:
-    """How full the next request will make the window.
-
-    `key` names the sample: the assistant entry whose provider usage it starts from and the last
-    message since. A compaction that adds no message keeps the key; new model output changes it.
-    """
-
-    tokens: int
-    window: int
-    key: tuple[str, str]
-    from_usage: bool
-
-    @property
-    def ratio(self) -> float:
-        return self.tokens / self.window if self.window else 0.0
-
-
-def _last_usage(entries: Sequence[Entry]) -> int | None:
-    """Index of the last assistant entry with usage that still describes the current history."""
-    for i in range(len(entries) - 1, -1, -1):
-        e = entries[i]
-        if isinstance(e, ClearMarker | CompactBoundary):
-            return None  # a usage report from before these describes a different history
-        if isinstance(e, MessageEntry) and e.message.role == "assistant" and e.usage is not None:
-            return i
-    return None
-
-
-def measure_pressure(
-    entries: Sequence[Entry],
-    *,
-    window: int,
-    base_tokens: int,
-    count_messages: Callable[[Sequence[Message]], int],
-) -> Pressure:
-    """Pure: pressure from the entries alone, so it is the same after a resume.
-
-    With a usage report: its prompt tokens (cache reads and writes included) plus its output,
-    plus an estimate of the messages appended since, minus what Micro directives recorded since
-    have freed. Without one (a new session, or history changed by /clear or Full since): the
-    estimate of the whole request, `base_tokens` (system and tool schemas) included.
-    """
-    last_message = next((e.id for e in reversed(entries) if isinstance(e, MessageEntry)), "")
-    i = _last_usage(entries)
-    if i is not None:
-        entry = entries[i]
-        assert isinstance(entry, MessageEntry) and entry.usage is not None
-        tokens = entry.usage.prompt_tokens + entry.usage.output_tokens
-        added: list[Message] = []
-        for e in entries[i + 1 :]:
-            if isinstance(e, MessageEntry):
-                added.append(e.message)
-            elif isinstance(e, ProjectionEntry):
-                if e.tokens_before is None or e.tokens_after is None:
-                    break  # freed an unknown amount: estimate instead
-                tokens -= e.tokens_before - e.tokens_after
-        else:
-            tokens += count_messages(added)
-            return Pressure(max(0, tokens), window, (entry.id, last_message), True)
-    tokens = base_tokens + count_messages(project(entries))
-    return Pressure(tokens, window, ("", last_message), False)
-
-
-def token_bound(messages: Sequence[Message]) -> int:
-    """A cheap upper bound of what the counter can say `messages` cost: a token never covers less
-    than one UTF-8 byte, and calibration scales by at most RATIO_MAX. Needs no tokenizer."""
-    total = 0
-    for m in messages:
-        total += len(json.dumps(dump_message(m), ensure_ascii=False).encode())
-        for part in m.content:
-            inner = part.content if isinstance(part, ToolResultPart) else [part]
-            total += IMAGE_TOKENS_MAX * sum(isinstance(p, ImagePart) for p in inner)
-    return int(total * RATIO_MAX)
-
-
-# --- the Micro planner ------------------------------------------------------------------------
-
-
-def _origin(entry: MessageEntry) -> str | None:
-    extra = entry.model_extra or {}
-    origin = extra.get("origin")
-    return origin if isinstance(origin, str) else None
-
-
-def is_human_turn(entry: MessageEntry) -> bool:
-    """A user message with text from a person: not tool results, not a compaction's own message."""
-    m = entry.message
-    return (
-        m.role == "user"
-        and any(isinstance(p, TextPart) for p in m.content)
-        and not m.tool_results
-        and _origin(entry) not in (ORIGIN_SUMMARY, ORIGIN_REINJECT)
-    )
-
-
-def protected_start(view_entries: Sequence[MessageEntry], keep_turns: int) -> int:
-    """Index of the first entry of the last `keep_turns` user turns (len when keep_turns is 0)."""
-    if keep_turns <= 0:
-        return len(view_entries)
-    seen = 0
-    for i in range(len(view_entries) - 1, -1, -1):
-        if is_human_turn(view_entries[i]):
-            seen += 1
-            if seen == keep_turns:
-                return i
-    return 0  # fewer turns than that: everything is protected
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-def elide_note(tool: str, key: str, value: object, file_path: object) -> str:
-    size = len(value) if isinstance(value, str) else len(_json(value))
-    note = f"[{size:,} characters elided from this old tool call by context compaction"
-    if tool in FILE_CHANGING_TOOLS:
-        where = f" {file_path}" if isinstance(file_path, str) else " the file"
-        return (
-            f"{note}; the tool received the full text. This note is not file content: "
-            f"Read{where} to see what it holds now.]"
-        )
-    return note + "]"
-
-
-def _plan_input(
-    message_id: str, use: ToolUsePart, keep_chars: int
-) -> tuple[ElideInput | None, dict[str, Any]]:
-    fields: dict[str, str] = {}
-    cut = 0
-    for key, value in use.input.items():
-        if key in KEEP_INPUT_KEYS and isinstance(value, str | int | float | bool):
-            continue
-        size = len(value) if isinstance(value, str) else len(_json(value))
-        if isinstance(value, str | dict | list) and size > keep_chars:
-            note = elide_note(use.name, key, value, use.input.get("file_path"))
-            if len(note) < size:
-                fields[key] = note
-                cut += size - len(note)
-    if cut < MIN_CUT_CHARS:
-        return None, use.input
-    new = {k: fields.get(k, v) for k, v in use.input.items()}
-    return ElideInput(message_id=message_id, tool_use_id=use.id, fields=fields), new
-
-
-def _image_placeholder(image: ImagePart) -> str:
-    kb = len(image.data) * 3 // 4 // 1024
-    return f"[image omitted by context compaction: {image.media_type}, about {kb:,} KB]"
-
-
-def _candidates(
-    entry: MessageEntry, keep_chars: int, count: Callable[[str], int]
-) -> list[tuple[Directive, int]]:
-    """Every directive worth making for one message, with its estimated saving in tokens."""
-    out: list[tuple[Directive, int]] = []
-    mid = entry.id
-    for i, part in enumerate(entry.message.content):
-        if isinstance(part, ThinkingPart):
-            saving = count(part.thinking) + 4
-            out.append((DropThinking(message_id=mid, index=i), saving))
-        elif isinstance(part, ImagePart):
-            placeholder = _image_placeholder(part)
-            saving = 1000 - count(placeholder)  # images cost ~1,000+ tokens; not worth decoding
-            out.append((ReplaceImage(message_id=mid, index=i, placeholder=placeholder), saving))
-        elif isinstance(part, ToolUsePart):
-            directive, new = _plan_input(mid, part, keep_chars)
-            if directive is not None:
-                out.append((directive, count(_json(part.input)) - count(_json(new))))
-        elif isinstance(part, ToolResultPart):
-            text = part.text
-            if len(text) > 2 * keep_chars + MIN_CUT_CHARS:
-                d = TruncateResult(
-                    message_id=mid, tool_use_id=part.tool_use_id, head=keep_chars, tail=keep_chars
-                )
-                out.append((d, count(text) - count(cut_middle(text, keep_chars, keep_chars))))
-            for j, item in enumerate(part.content):
-                if isinstance(item, ImagePart):
-                    placeholder = _image_placeholder(item)
-                    d2 = ReplaceImage(
-                        message_id=mid,
-                        index=j,
-                        tool_use_id=part.tool_use_id,
-                        placeholder=placeholder,
-                    )
-                    out.append((d2, 1000 - count(placeholder)))
-    return out
-
-
-def plan_micro(
-    view_entries: Sequence[MessageEntry],
-    need_to_free: int,
-    *,
-    keep_turns: int = 3,
-    keep_chars: int = 200,
-    already: Collection[str] = (),
-    count: Callable[[str], int] = estimate_tokens,
-) -> list[Directive]:
-    """Pure: directives that free about `need_to_free` tokens from turns older than the last
-    `keep_turns` user turns, oldest first.
-
-    Long tool results keep `keep_chars` of head and tail around a marker; large tool inputs keep
-    their keys and small fields, with notes for the big values (file-changing tools say the
-    content was elided, never passing a note off as file content); images become placeholders;
-    reasoning blocks are dropped whole. Parts are never removed from a tool_use/tool_result pair,
-    so pairing always holds. `already` holds the keys of directives in force, which are skipped.
-    """
-    if need_to_free <= 0:
-        return []
-    stop = protected_start(view_entries, keep_turns)
-    planned: list[Directive] = []
-    freed = 0
-    for entry in view_entries[:stop]:
-        for directive, saving in _candidates(entry, keep_chars, count):
-            if directive.key in already or saving < MIN_SAVING_TOKENS:
-                continue
-            planned.append(directive)
-            freed += saving
-            if freed >= need_to_free:
-                return planned
-    return planned
-
-
-# --- Full compact: the summary request --------------------------------------------------------
-
-
-def _as_text(part: Part, result_chars: int | None) -> TextPart | None:
-    """A part of the view as plain text, so the summary request carries no tool blocks."""
-    if isinstance(part, TextPart):
-        return part
-    if isinstance(part, ThinkingPart):
-        return None  # signed reasoning goes back whole or not at all
-    if isinstance(part, ImagePart):
-        return TextPart(text="[image]")
-    if isinstance(part, ToolUsePart):
-        args = _json(part.input)
-        if result_chars is not None:
-            args = cut_middle(args, result_chars // 2, result_chars // 2)
-        return TextPart(text=f"[tool call {part.name}: {args}]")
-    text = part.text or "(no text output)"
-    if result_chars is not None:
-        text = cut_middle(text, result_chars // 2, result_chars // 2)
-    label = "tool error" if part.is_error else "tool result"
-    return TextPart(text=f"[{label}]\n{text}")
-
-
-def summary_messages(
-    view: Sequence[Message], instruction: str, *, result_chars: int | None = None, skip: int = 0
-) -> list[Message]:
-    """The summary request's messages: the view as text (tool blocks rendered readably, reasoning
-    left out), its first `skip` messages omitted, and the instruction as the last user message."""
-    converted: list[Message] = []
-    for message in view[skip:]:
-        parts: list[Part] = []
-        for p in message.content:
-            t = _as_text(p, result_chars)
-            if t is not None:
-                parts.append(t)
-        if parts:
-            converted.append(Message(role=message.role, content=parts))
-    if skip:
-        converted.insert(0, user_text("[The earliest part of the conversation is left out here.]"))
-    ask = TextPart(text=instruction)
-    out = normalize(converted)
-    if out and out[-1].role == "user":
-        out[-1] = Message(role="user", content=[*out[-1].content, ask])
-    else:
-        out.append(Message(role="user", content=[ask]))
-    return out
-
-
-def extract_summary(text: str) -> str:
-    """The text inside <summary>...</summary> when present, else the whole reply, stripped."""
-    start = text.find("<summary>")
-    if start >= 0:
-        body = text[start + len("<summary>") :]
-        end = body.find("</summary>")
-        return (body if end < 0 else body[:end]).strip()
-    return text.strip()
-
-
-def instruction_for(focus: str | None) -> str:
-    text = summary_instruction()
-    if focus and focus.strip():
-        text += (
-            "\n\nThe user asked the summary to focus on: "
-            f"{focus.strip()}\nGive that the most detail; keep the other sections brief."
-        )
-    return text
-
-
-def continuation_text(summary: str) -> str:
-    return f"{CONTINUATION_HEAD}\n\n<summary>\n{summary}\n</summary>\n\n{CONTINUATION_TAIL}"
-
-
-# --- Full compact: what is re-injected --------------------------------------------------------
-
-
-def files_read(view_entries: Sequence[MessageEntry]) -> list[str]:
-    """Paths the model read successfully in these entries, most recent first, each once."""
-    ok: dict[str, bool] = {}
-    for e in view_entries:
-        for r in e.message.tool_results:
-            ok[r.tool_use_id] = not r.is_error
-    paths: list[str] = []
-    for e in reversed(view_entries):
-        for use in reversed(e.message.tool_uses):
-            path = use.input.get("file_path")
-            fresh = isinstance(path, str) and path not in paths
-            if use.name == "Read" and ok.get(use.id) and fresh:
-                paths.append(str(path))
-    return paths
-
-
-def skills_used(view_entries: Sequence[MessageEntry]) -> list[str]:
-    names: list[str] = []
-    for e in view_entries:
-        for use in e.message.tool_uses:
-            name = use.input.get("name")
-            if use.name == "Skill" and isinstance(name, str) and name not in names:
-                names.append(name)
-    return names
-
-
-def _numbered(text: str) -> str:
-    return "".join(f"{n:>6}\t{line}\n" for n, line in enumerate(text.splitlines(), start=1))
-
-
-def read_current(path: Path) -> str | None:
-    """A file's current text, line-numbered like Read; None if gone, unreadable or binary."""
-    try:
-        with path.open("rb") as f:
-            data = f.read(REINJECT_READ_BYTES + 1)
-    except OSError:
-        return None
-    if b"\0" in data[:8192]:
-        return None
-    clipped = len(data) > REINJECT_READ_BYTES
-    text = _numbered(data[:REINJECT_READ_BYTES].decode("utf-8", errors="replace"))
-    return text + ("(file continues)\n" if clipped else "")
-
-
-def _fit(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
-    """`text` cut (at a line end) to about `max_tokens`, with a note when cut."""
-    tokens = count(text)
-    if tokens <= max_tokens:
-        return text
-    chars = int(len(text) * max_tokens / tokens * 0.95)
-    end = text.rfind("\n", 0, chars) + 1 or chars
-    return text[:end] + "[… the rest of this file is left out; Read it for more …]\n"
-
-
-def reinjection_text(
-    contents: Sequence[tuple[str, str]],
-    skills: Sequence[str],
-    *,
-    budget: int,
-    count: Callable[[str], int],
-) -> str:
-    """The message after a summary: current file contents (within `budget` tokens) and skills."""
-    blocks: list[str] = []
-    left = budget
-    for path, text in contents[:REINJECT_MAX_FILES]:
-        if left < 200:
-            break
-        fitted = _fit(text, min(left, REINJECT_FILE_MAX_TOKENS), count)
-        blocks.append(f'<file path="{path}">\n{fitted}</file>')
-        left -= count(fitted)
-    parts: list[str] = []
-    if blocks:
-        parts.append(
-            "Files read before the compaction, with their current content (read a file again "
-            "before editing it if you need the exact text of a part left out):\n\n"
-            + "\n\n".join(blocks)
-        )
-    if skills:
-        parts.append(
-            f"Skills in use before the compaction: {', '.join(skills)}. Load a skill again with "
-            "the Skill tool when you need its instructions."
-        )
-    return "\n\n".join(parts)
-
-
 # --- the Compactor ----------------------------------------------------------------------------
 
 
@@ -574,6 +119,11 @@ class Compactor:
 
     `before_request(agent)` runs before every model call; `compact_now(agent, focus)` is
     `/compact [focus]`. Both are async generators of events and never edit a stored message.
+    Micro appends a `ProjectionEntry` of directives that `projection.project` applies to copies
+    on every request; Full appends a summary message, a `CompactBoundary` that excludes everything
+    before it, and a message re-injecting the current content of files that were read. A pressure
+    sample (one provider usage report plus what was added since) drives at most one automatic
+    compaction, so Micro and Full cannot alternate on stale data.
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""The Micro planner, pressure, and the Compactor (Micro and Full) against a scripted provider."""
+"""The Compactor (Micro and Full) and its configuration, against a scripted provider."""
 
 from __future__ import annotations
 
@@ -7,21 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from peri_cli.core.compaction import (
-    ORIGIN_REINJECT,
-    ORIGIN_SUMMARY,
-    CompactConfig,
-    Compactor,
-    files_read,
-    measure_pressure,
-    plan_micro,
-    protected_start,
-    skills_used,
-    token_bound,
-)
+from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import ContributionChain
 from peri_cli.core.events import (
     AssistantMessage,
@@ -33,46 +20,26 @@ from peri_cli.core.events import (
 )
 from peri_cli.core.loop import Agent
 from peri_cli.core.messages import (
-    ImagePart,
     Message,
     Part,
     TextPart,
     ThinkingPart,
-    ToolResultPart,
     ToolUsePart,
     Usage,
     tool_result,
     user_text,
 )
+from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
 from peri_cli.core.permissions import PermissionPolicy
-from peri_cli.core.projection import (
-    DropThinking,
-    ElideInput,
-    ReplaceImage,
-    TruncateResult,
-    dump_directives,
-    project,
-    render_message,
-    validate_view,
-    visible_entries,
-)
+from peri_cli.core.projection import project, validate_view
 from peri_cli.core.provider import ProviderError
 from peri_cli.core.session import Session, SessionStore
 from peri_cli.core.settings import Settings
 from peri_cli.core.tokens import Backend, TokenCounter
 from peri_cli.core.tools import ToolRegistry
-from peri_cli.core.transcript import (
-    CompactBoundary,
-    Entry,
-    MessageEntry,
-    ProjectionEntry,
-    Snapshot,
-)
+from peri_cli.core.transcript import CompactBoundary, MessageEntry, ProjectionEntry, Snapshot
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
 
-PNG = (  # a 1x1 PNG
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
-)
 SYSTEM = "You are Peri, a coding agent under test."
 
 
@@ -157,183 +124,7 @@ def file_bytes(session: Session) -> bytes:
 SUMMARY = "<analysis>thinking it over</analysis><summary>Goal: build it. Next: tests.</summary>"
 
 
-# --- the planner -------------------------------------------------------------------------------
-
-
-def test_protected_turns_count_only_messages_from_a_person() -> None:
-    entries = [*turn(1), *turn(2), *turn(3)]
-    assert protected_start(entries, 3) == 0
-    assert protected_start(entries, 2) == 4  # tool results are not turns
-    assert protected_start(entries, 1) == 8
-    assert protected_start(entries, 0) == len(entries)
-
-
-def test_planner_never_touches_the_protected_turns() -> None:
-    entries = [*turn(1), *turn(2), *turn(3), *turn(4)]
-    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
-    assert planned and {d.message_id for d in planned} <= {e.id for e in entries[:4]}
-    assert plan_micro(entries[4:], 10**9, keep_turns=3, keep_chars=200) == []
-
-
-def test_planner_truncates_long_results_and_stops_when_enough_is_freed() -> None:
-    entries = [t for n in range(1, 7) for t in turn(n, result_chars=8000)]
-    everything = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
-    assert [d.kind for d in everything] == ["truncate_result"] * 3
-    one = plan_micro(entries, 10, keep_turns=3, keep_chars=200)
-    assert len(one) == 1 and one[0] == everything[0]  # oldest first
-    assert plan_micro(entries, 0, keep_turns=3) == []
-    already = {d.key for d in everything}
-    assert plan_micro(entries, 10**9, keep_turns=3, already=already) == []
-
-
-def test_short_results_are_left_alone() -> None:
-    entries = [*turn(1, result_chars=300), *turn(2), *turn(3), *turn(4)]
-    assert plan_micro(entries, 10**9, keep_turns=3, keep_chars=200) == []
-
-
-def test_file_changing_inputs_keep_the_path_and_say_the_content_was_elided() -> None:
-    content = "print('hello')\n" * 400
-    write = ToolUsePart(id="w", name="Write", input={"file_path": "app.py", "content": content})
-    edit = ToolUsePart(
-        id="e",
-        name="Edit",
-        input={"file_path": "app.py", "old_string": "x" * 900, "new_string": "y" * 900},
-    )
-    bash = ToolUsePart(id="b", name="Bash", input={"command": "echo " + "z" * 2000, "timeout": 5})
-    old = [
-        entry(user_text("write it")),
-        entry(assistant(write, edit, bash)),
-        entry(
-            Message(
-                role="user",
-                content=[tool_result("w", "ok"), tool_result("e", "ok"), tool_result("b", "z")],
-            )
-        ),
-    ]
-    entries = [*old, *turn(2), *turn(3), *turn(4)]
-    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
-    elides = {d.tool_use_id: d for d in planned if isinstance(d, ElideInput)}
-    assert set(elides) == {"w", "e", "b"}
-    view = project([*entries, ProjectionEntry(directives=dump_directives(planned))])
-    uses = {u.id: u.input for u in view[1].tool_uses}
-    assert uses["w"]["file_path"] == "app.py"
-    assert "not file content" in uses["w"]["content"] and "Read app.py" in uses["w"]["content"]
-    assert "elided" in uses["e"]["old_string"] and "elided" in uses["e"]["new_string"]
-    assert uses["b"]["timeout"] == 5 and "elided" in uses["b"]["command"]
-    assert all(isinstance(inp, dict) for inp in uses.values())
-    assert write.input["content"] == content  # the stored call is untouched
-
-
-def test_old_images_and_thinking_go_recent_ones_stay() -> None:
-    def image_turn(n: int) -> list[MessageEntry]:
-        return [
-            entry(
-                Message(
-                    role="user",
-                    content=[
-                        TextPart(text=f"see {n}"),
-                        ImagePart(media_type="image/png", data=PNG),
-                    ],
-                )
-            ),
-            entry(
-                assistant(
-                    ThinkingPart(thinking="let me think " * 50, signature=f"sig{n}"),
-                    TextPart(text="seen"),
-                )
-            ),
-        ]
-
-    entries = [*image_turn(1), *image_turn(2), *image_turn(3), *image_turn(4)]
-    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=200)
-    assert {type(d) for d in planned} == {ReplaceImage, DropThinking}
-    assert {d.message_id for d in planned} == {entries[0].id, entries[1].id}
-    view = project([*entries, ProjectionEntry(directives=dump_directives(planned))])
-    assert "image omitted" in view[0].content[1].text  # type: ignore[union-attr]
-    assert view[1].content == [TextPart(text="seen")]
-    assert isinstance(view[3].content[0], ThinkingPart)  # protected
-    assert validate_view(view) == []
-
-
-def test_images_inside_tool_results_become_placeholders() -> None:
-    shot = Message(
-        role="user",
-        content=[
-            ToolResultPart(
-                tool_use_id="t1",
-                content=[TextPart(text="image:"), ImagePart(media_type="image/png", data=PNG)],
-            )
-        ],
-    )
-    entries = [
-        entry(user_text("look")),
-        entry(assistant(read_use("t1", "shot.png"))),
-        entry(shot),
-        *turn(2),
-        *turn(3),
-        *turn(4),
-    ]
-    planned = plan_micro(entries, 10**9, keep_turns=3)
-    assert [(type(d), getattr(d, "tool_use_id", None)) for d in planned] == [(ReplaceImage, "t1")]
-    rendered = render_message(shot, planned)
-    assert not any(isinstance(p, ImagePart) for p in rendered.tool_results[0].content)
-
-
-def test_cjk_results_are_cut_by_characters_and_stay_valid_utf8() -> None:
-    body = "压缩不修改原始消息正文，只在副本上投影。" * 400
-    entries = [
-        entry(user_text("读一下")),
-        entry(assistant(read_use("t1"))),
-        entry(results("t1", body)),
-        *turn(2),
-        *turn(3),
-        *turn(4),
-    ]
-    planned = plan_micro(entries, 10**9, keep_turns=3, keep_chars=100)
-    assert [d.kind for d in planned] == ["truncate_result"]
-    text = render_message(entries[2].message, planned).tool_results[0].text
-    assert text.startswith(body[:90]) and text.endswith(body[-90:])
-    assert "characters" in text and len(text) < 500
-    text.encode("utf-8")
-
-
-# --- pressure ----------------------------------------------------------------------------------
-
-
-def test_pressure_from_usage_plus_what_was_added_since() -> None:
-    c = counter()
-    added = entry(results("t9", "new output " * 100))
-    entries: list[Entry] = [
-        entry(user_text("go")),
-        entry(assistant(read_use("t9")), Usage(input_tokens=500, cache_read_input_tokens=300)),
-        added,
-    ]
-    p = measure_pressure(entries, window=10_000, base_tokens=999, count_messages=c.count_messages)
-    assert p.from_usage
-    assert p.tokens == 800 + c.count_messages([added.message])
-    assert p.key == (entries[1].id, added.id)
-
-
-def test_pressure_subtracts_what_micro_freed_and_estimates_after_a_boundary() -> None:
-    c = counter()
-    entries: list[Entry] = [
-        entry(user_text("go")),
-        entry(assistant(TextPart(text="ok")), Usage(input_tokens=1000, output_tokens=10)),
-    ]
-    entries.append(ProjectionEntry(directives=[], tokens_before=1010, tokens_after=610))
-    p = measure_pressure(entries, window=10_000, base_tokens=50, count_messages=c.count_messages)
-    assert p.tokens == 610 and p.key[0] == entries[1].id
-    summary = entry(user_text("summary"))
-    entries += [summary, CompactBoundary(summary_id=summary.id)]
-    p = measure_pressure(entries, window=10_000, base_tokens=50, count_messages=c.count_messages)
-    assert not p.from_usage and p.tokens == 50 + c.count_messages([summary.message])
-
-
-def test_pressure_without_usage_counts_the_base() -> None:
-    c = counter()
-    entries: list[Entry] = [entry(user_text("hello there"))]
-    p = measure_pressure(entries, window=100, base_tokens=40, count_messages=c.count_messages)
-    assert p.tokens == 40 + c.count_messages(project(entries)) and p.ratio == p.tokens / 100
+# --- configuration ---------------------------------------------------------------------------
 
 
 def test_config_from_settings_and_legacy_switch() -> None:
@@ -663,50 +454,7 @@ async def test_the_loop_compacts_before_the_model_call(store: SessionStore) -> N
     assert await collect(compactor_of(agent).before_request(agent)) == []
 
 
-def test_helpers_find_reads_and_skills() -> None:
-    entries = [
-        entry(user_text("x")),
-        entry(
-            assistant(
-                read_use("1", "a.py"),
-                read_use("2", "b.py"),
-                ToolUsePart(id="3", name="Skill", input={"name": "pdf"}),
-            )
-        ),
-        entry(
-            Message(
-                role="user",
-                content=[
-                    tool_result("1", "a"),
-                    tool_result("2", "err", is_error=True),
-                    tool_result("3", "s"),
-                ],
-            )
-        ),
-        entry(assistant(read_use("4", "c.py"))),
-        entry(results("4", "c")),
-    ]
-    assert files_read(entries) == ["c.py", "a.py"]
-    assert skills_used(entries) == ["pdf"]
-    assert visible_entries(entries) == entries
-    assert TruncateResult(message_id="m", tool_use_id="t", head=1, tail=1).key.startswith("trunc")
-
-
 # --- the tokenizer-free bound ------------------------------------------------------------------
-
-
-TIGHT = TokenCounter(ratio=2.0)  # tiktoken when available, at the highest calibration
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(min_size=1, max_size=400))
-def test_the_byte_bound_is_never_below_the_calibrated_count(text: str) -> None:
-    messages = [
-        user_text(text),
-        assistant(ToolUsePart(id="1", name="Write", input={"file_path": text, "content": text})),
-        results("1", text),
-    ]
-    assert token_bound(messages) >= TIGHT.count_messages(messages)
 
 
 class WatchedCounter(TokenCounter):

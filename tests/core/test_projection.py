@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from peri_cli.core.compaction import plan_micro
 from peri_cli.core.messages import (
     ImagePart,
     Message,
@@ -24,6 +23,7 @@ from peri_cli.core.messages import (
     tool_result,
     user_text,
 )
+from peri_cli.core.micro import plan_micro
 from peri_cli.core.projection import (
     DropThinking,
     ElideInput,
