@@ -1,0 +1,293 @@
+"""The Peri TUI: composes the widgets and routes prompts, commands, keys and sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import ClassVar
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer
+
+from peri_cli.core.commands import parse_command
+from peri_cli.core.events import Event
+from peri_cli.core.loop import Agent
+from peri_cli.core.messages import Usage
+from peri_cli.core.models import cost_usd
+from peri_cli.core.tokens import TokenCounter, default_counter
+from peri_cli.runtime import Runtime, StartupError
+from peri_cli.tui.bridge import Bridge
+from peri_cli.tui.completion import WorkspaceFiles
+from peri_cli.tui.context import estimate_request
+from peri_cli.tui.history import HISTORY_FILE, PromptHistory
+from peri_cli.tui.items import display_items
+from peri_cli.tui.notices import no_key_problem, session_usage, startup_notices
+from peri_cli.tui.screens.session_picker import PickResult, SessionPicker
+from peri_cli.tui.slash import IMMEDIATE, SlashCommands
+from peri_cli.tui.widgets.conversation import PAGE, Conversation
+from peri_cli.tui.widgets.notice import Level, NoticeLine
+from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+from peri_cli.tui.widgets.prompt_area import PromptArea
+from peri_cli.tui.widgets.status_bar import StatusBar
+from peri_cli.tui.widgets.user_message import UserMessage
+
+QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
+
+
+class PeriApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "Peri"
+    AUTO_FOCUS = "#prompt"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "interrupt", "Cancel · twice quits", priority=True),
+        Binding("escape", "close_popup", "Close", show=False),
+        Binding("ctrl+l", "redraw", "Redraw"),
+    ]
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        prompt: str | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        counter: TokenCounter | None = None,
+        history: PromptHistory | None = None,
+        page: int = PAGE,
+    ) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.first_prompt = prompt
+        self.clock = clock
+        self.counter = counter or default_counter()
+        self.history = history or PromptHistory(runtime.peri_home / HISTORY_FILE)
+        self.conversation = Conversation(page=page, id="conversation")
+        self.prompt_area = PromptArea(
+            self.history, WorkspaceFiles(runtime.workspace), str(runtime.workspace)
+        )
+        self.status = StatusBar(clock, id="status")
+        self.bridge = Bridge(self.conversation, self.status, self._cost_of)
+        self.commands = SlashCommands(self)
+        self.queue: list[str] = []
+        self.turn: asyncio.Task[None] | None = None
+        self._quit_armed = 0.0
+        self._dispatching = False
+        self._warned = 0
+        self._closing = False
+
+    def compose(self) -> ComposeResult:
+        yield self.conversation
+        yield self.prompt_area
+        yield self.status
+        yield Footer()
+
+    @property
+    def agent(self) -> Agent:
+        assert self.runtime.agent is not None
+        return self.runtime.agent
+
+    @property
+    def busy(self) -> bool:
+        return self._dispatching or (self.turn is not None and not self.turn.done())
+
+    async def on_mount(self) -> None:
+        self.run_worker(asyncio.to_thread(self.counter.warm), group="warm")
+        if self.runtime.session is None:
+            await self._startup_notices()
+            await self.open_picker()
+            return
+        await self.show_session()
+        self._first_prompt()
+
+    def _first_prompt(self) -> None:
+        """`peri "PROMPT"`: sent once, as soon as a session is attached."""
+        if self.first_prompt:
+            prompt, self.first_prompt = self.first_prompt, None
+            self.submit(prompt)
+
+    async def _startup_notices(self) -> None:
+        for text, level in startup_notices(self.runtime, self._warned):
+            await self.notice(text, level)
+        self._warned = len(self.runtime.warnings)  # each warning once, even across switches
+
+    # sessions
+
+    async def show_session(self, *, rerender: bool = True) -> None:
+        """Show the attached session: its history (newest page), guide and status."""
+        session = self.agent.session
+        if rerender:
+            await self.conversation.show_items(display_items(session.entries))
+            await self._startup_notices()
+        self.refresh_status()
+        cost, share = session_usage(session.entries, self.agent.model)
+        self.status.set(cost_usd=cost, cache_share=share)
+        self.run_worker(self._estimate_context(), group="estimate", exclusive=True)
+
+    async def _estimate_context(self) -> None:
+        agent = self.agent
+        estimate = await asyncio.to_thread(estimate_request, agent, self.counter)
+        if agent is self.runtime.agent:
+            self.status.set(context_tokens=estimate, context_estimated=True)
+
+    def refresh_status(self) -> None:
+        r = self.runtime
+        self.status.set(
+            model=self.agent.model if r.agent else r.model,
+            provider=r.provider_name,
+            mode=self.agent.policy.mode if r.agent else r.mode,
+            window=r.context_window,
+        )
+
+    async def open_picker(self) -> None:
+        infos = await asyncio.to_thread(self.runtime.store.list)
+        current = self.runtime.session.id if self.runtime.session else None
+        if not infos and current is None:
+            self.runtime.start_new()
+            await self.show_session()
+            await self.notice("No sessions to resume in this workspace yet: this is a new one.")
+            self._first_prompt()
+            return
+        picker = SessionPicker(infos, now=self.clock(), current=current)
+        await self.push_screen(picker, callback=self._picked)
+
+    async def _picked(self, result: PickResult | None) -> None:
+        if result is None:
+            if self.runtime.session is None:  # `peri -r` and nothing picked: a new session
+                self.runtime.start_new()
+                await self.show_session()
+                self._first_prompt()
+            return
+        if not result.fork and self.runtime.session and result.session_id == self.agent.session.id:
+            await self.notice("That is the current session.")
+            return
+        if await self.switch_session(result.session_id, fork=result.fork):
+            verb = "Forked" if result.fork else "Resumed"
+            await self.notice(f"{verb} session {self.agent.session.id[:8]}")
+            self._first_prompt()
+
+    async def switch_session(self, session_id: str, *, fork: bool, rerender: bool = True) -> bool:
+        try:
+            self.runtime.start_existing(session_id, fork=fork)
+        except StartupError as e:
+            await self.notice(str(e), "error")
+            return False
+        self.status.set(context_tokens=None, cache_share=None, cost_usd=0.0)
+        await self.show_session(rerender=rerender)
+        return True
+
+    # prompts, commands and turns
+
+    def _cost_of(self, usage: Usage) -> float | None:
+        return cost_usd(self.agent.model, usage)
+
+    async def notice(self, text: str, level: Level = "info") -> None:
+        await self.conversation.add(NoticeLine(text, level))
+
+    def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:
+        self.submit(event.text)
+
+    def submit(self, text: str) -> None:
+        """Run a prompt or command now, or queue it until the running turn ends."""
+        invocation = parse_command(text)
+        if self.busy and invocation and invocation.command.name in IMMEDIATE:
+            self.run_worker(self.commands.run(invocation), group="command")
+            return
+        self.queue.append(text)
+        self.prompt_area.show_queued(self.queue if self.busy else [])
+        self._next()
+
+    def _next(self) -> None:
+        if self.busy or not self.queue:
+            return
+        self._dispatching = True
+        text = self.queue.pop(0)
+        self.prompt_area.show_queued(self.queue)
+        self.run_worker(self._dispatch_one(text), group="dispatch")
+
+    async def _dispatch_one(self, text: str) -> None:
+        try:
+            await self._dispatch(text)
+        finally:
+            self._dispatching = False
+            self._next()
+
+    async def _dispatch(self, text: str) -> None:
+        if self.runtime.session is None:
+            await self.notice("Pick a session first (or Esc for a new one).", "warning")
+            return
+        invocation = parse_command(text)
+        if invocation is not None:
+            await self.commands.run(invocation)
+            return
+        await self.conversation.add(UserMessage(text))
+        problem = no_key_problem(self.runtime)
+        if problem:
+            await self.notice(problem, "error")
+            return
+        await self.run_events(self.agent.run(text))
+
+    async def run_events(self, events: AsyncIterator[Event], activity: str = "thinking") -> None:
+        """Start consuming a turn (or compaction) in the background; Ctrl+C cancels it."""
+        self.status.busy(activity)
+        self.turn = asyncio.create_task(self._consume(events))
+
+    async def _consume(self, events: AsyncIterator[Event]) -> None:
+        try:
+            await self.bridge.run(events)
+        finally:
+            self.turn = None
+            if self.is_running and not self._closing:
+                self.status.idle()
+                self.prompt_area.input.focus()
+                if self.conversation.overgrown:  # a long live session: keep the newest page
+                    await self.conversation.show_items(display_items(self.agent.session.entries))
+                self._next()
+
+    async def on_unmount(self) -> None:
+        """Quitting mid-turn cancels it cleanly, so the transcript holds no half turn."""
+        self._closing = True
+        if self.turn is not None and not self.turn.done():
+            self.turn.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.turn
+
+    # keys
+
+    def on_permission_prompt_answered(self, event: PermissionPrompt.Answered) -> None:
+        self.prompt_area.input.focus()
+
+    async def action_interrupt(self) -> None:
+        if self.screen.is_modal:
+            self.screen.dismiss(None)
+        elif self.prompt_area.close_menu():
+            pass
+        elif self.turn is not None and not self.turn.done():
+            self.queue.clear()
+            self.prompt_area.show_queued(self.queue)
+            self.turn.cancel()
+        elif self.prompt_area.text:
+            self.prompt_area.clear()
+        elif time.monotonic() - self._quit_armed < QUIT_WINDOW:
+            self.exit(0)
+        else:
+            self._quit_armed = time.monotonic()
+            self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
+
+    def action_close_popup(self) -> None:
+        self.prompt_area.close_menu()
+
+    def action_redraw(self) -> None:
+        self.screen.refresh(layout=True)
+        self.refresh(repaint=True, layout=True)
+
+
+def run_tui(runtime: Runtime, prompt: str | None) -> int:
+    app = PeriApp(runtime, prompt)
+    try:
+        app.run()
+    finally:
+        runtime.close()
+    return app.return_code or 0

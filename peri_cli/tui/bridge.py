@@ -1,0 +1,227 @@
+"""Routes the loop's events to the widgets: the one `match event:` of the TUI."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+from textual.widget import Widget
+
+from peri_cli.core.events import (
+    AssistantMessage,
+    Compacted,
+    CompactFailed,
+    CompactWarning,
+    Event,
+    Notice,
+    PermissionRequested,
+    ToolCall,
+    ToolFinished,
+    TurnEnded,
+    TurnStarted,
+)
+from peri_cli.core.messages import Message, Usage
+from peri_cli.core.provider import TextDelta, ThinkingDelta, ToolUseStarted
+from peri_cli.core.retry import Retrying
+from peri_cli.tui.widgets.assistant_message import AssistantMessage as AssistantView
+from peri_cli.tui.widgets.conversation import Conversation
+from peri_cli.tui.widgets.folded_text import FoldedText
+from peri_cli.tui.widgets.notice import Level, NoticeLine
+from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+from peri_cli.tui.widgets.separator import Separator
+from peri_cli.tui.widgets.status_bar import StatusBar
+from peri_cli.tui.widgets.tool_call import ToolCallView
+
+CostOf = Callable[[Usage], float | None]
+
+_END_NOTICES: dict[str, Level] = {
+    "max_turns": "warning",
+    "compact_stalled": "warning",
+    "error": "error",
+}
+
+
+def add_cost(total: float | None, more: float | None) -> float | None:
+    return None if total is None or more is None else total + more
+
+
+class Bridge:
+    """Consumes one run of events (a turn or a compaction) and shows it as it happens."""
+
+    def __init__(self, conversation: Conversation, status: StatusBar, cost_of: CostOf) -> None:
+        self.conversation = conversation
+        self.status = status
+        self.cost_of = cost_of
+        self._reset()
+
+    def _reset(self) -> None:
+        self.assistant: AssistantView | None = None
+        self.thinking: FoldedText | None = None
+        self.tools: dict[str, ToolCallView] = {}
+        self.attempt: list[Widget] = []  # widgets of the current model call, dropped on a retry
+        self.prompts: list[PermissionPrompt] = []
+
+    async def run(self, events: AsyncIterator[Event]) -> TurnEnded:
+        """Show every event; on cancellation stop the run and say so. Returns how it ended."""
+        self._reset()
+        ended = TurnEnded("done")
+        try:
+            async for event in events:
+                await self.handle(event)
+                if isinstance(event, TurnEnded):
+                    ended = event
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await events.aclose()  # type: ignore[attr-defined]  # stops running tools
+            await self._interrupted("Cancelled: the turn was stopped; nothing half-done was saved.")
+            ended = TurnEnded("cancelled")
+        except Exception as e:  # a bug or a broken provider must not take the TUI down
+            await self._interrupted(f"The turn failed: {type(e).__name__}: {e}", "error")
+            ended = TurnEnded("error", str(e))
+        finally:
+            await self._finish_text()
+        return ended
+
+    async def _interrupted(self, text: str, level: Level = "warning") -> None:
+        if not self.conversation.is_attached:
+            return  # the app is closing: nothing left to show it on
+        if self.assistant is not None:
+            await self.assistant.interrupt("(interrupted)")
+            self.assistant = None
+        for view in self.tools.values():
+            if view.output is None:
+                view.set_state("cancelled")
+        for prompt in self.prompts:
+            prompt.cancel()
+        await self._notice(text, level)
+
+    async def _notice(self, text: str, level: Level = "info") -> None:
+        await self.conversation.add(NoticeLine(text, level))
+
+    async def _finish_text(self) -> None:
+        if self.assistant is not None:
+            await self.assistant.finish()
+
+    async def _mount(self, widget: Widget) -> None:
+        self.attempt.append(widget)
+        await self.conversation.add(widget)
+
+    async def handle(self, event: Event) -> None:  # noqa: C901, PLR0912 - one case per event
+        """The one place that decides how each event looks."""
+        match event:
+            case TurnStarted():
+                await self._finish_text()
+                self.assistant, self.thinking, self.attempt = None, None, []
+                self.status.busy("thinking")
+            case ThinkingDelta(text=text):
+                await self._thinking(text)
+            case TextDelta(text=text):
+                await self._text(text)
+            case ToolUseStarted(id=call_id, name=name):
+                await self._finish_text()
+                await self._tool(call_id, name, mount_in_attempt=True)
+                self.status.busy(f"preparing {name}")
+            case Retrying(attempt=attempt, delay=delay, reason=reason, max_attempts=most):
+                await self._discard_attempt()
+                await self._notice(
+                    f"Retrying ({attempt}/{most}) in {delay:.1f}s: {reason}", "warning"
+                )
+                self.status.busy(f"retrying {attempt}/{most}")
+            case PermissionRequested():
+                await self._ask(event)
+            case ToolCall(id=call_id, name=name, input=tool_input):
+                view = await self._tool(call_id, name)
+                view.set_input(tool_input)
+                view.set_state("running")
+                self.status.busy(f"running {name}")
+            case ToolFinished(id=call_id, name=name, output=output, is_error=is_error):
+                (await self._tool(call_id, name)).set_result(output, is_error)
+            case AssistantMessage(message=message, usage=usage):
+                await self._complete(message, usage)
+            case Compacted(strategy=kind, tokens_before=before, tokens_after=after, affected=n):
+                await self.conversation.add(Separator(kind, before, after, n, event.detail))
+                if after is not None:
+                    self.status.set(context_tokens=after, context_estimated=True)
+            case CompactFailed(reason=reason):
+                await self._notice(
+                    f"Compaction failed: {reason}. The history is unchanged.", "error"
+                )
+            case CompactWarning(pressure=pressure, threshold=threshold):
+                await self._notice(
+                    f"Context is {pressure:.0%} full: an automatic Full compact (summary of older "
+                    f"history) runs at {threshold:.0%}. /compact [focus] does it now.",
+                    "warning",
+                )
+            case Notice(text=text, level=level):
+                await self._notice(text, level)
+            case TurnEnded(reason=reason, error=error):
+                await self._finish_text()
+                if reason == "cancelled":
+                    await self._interrupted("Cancelled.")
+                elif reason in _END_NOTICES:
+                    await self._notice(f"Stopped: {error or reason}", _END_NOTICES[reason])
+
+    async def _thinking(self, text: str) -> None:
+        if self.thinking is None:
+            self.thinking = FoldedText("Thinking", classes="-thinking")
+            await self._mount(self.thinking)
+        self.thinking.add(text)
+
+    async def _text(self, text: str) -> None:
+        if self.assistant is None:
+            self.assistant = AssistantView()
+            await self._mount(self.assistant)
+            self.status.busy("writing")
+        await self.assistant.write(text)
+
+    async def _tool(
+        self, call_id: str, name: str, *, mount_in_attempt: bool = False
+    ) -> ToolCallView:
+        view = self.tools.get(call_id)
+        if view is None:
+            view = self.tools[call_id] = ToolCallView(call_id, name)
+            if mount_in_attempt:
+                await self._mount(view)
+            else:
+                await self.conversation.add(view)
+        return view
+
+    async def _discard_attempt(self) -> None:
+        """A retry restarts the reply: drop what the failed attempt showed."""
+        for widget in self.attempt:
+            await widget.remove()
+        self.tools = {k: v for k, v in self.tools.items() if v not in self.attempt}
+        self.assistant, self.thinking, self.attempt = None, None, []
+
+    async def _ask(self, event: PermissionRequested) -> None:
+        await self._finish_text()
+        for view in self.tools.values():
+            if view.name_ == event.tool and view.tool_input is None:
+                view.set_input(event.input)
+                break
+        prompt = PermissionPrompt(event.tool, event.input, event.reason, event.future)
+        self.prompts.append(prompt)
+        await self.conversation.add(prompt)
+        prompt.focus()
+        self.conversation.scroll_end(animate=False)
+        self.status.busy("waiting for your answer")
+
+    async def _complete(self, message: Message, usage: Usage) -> None:
+        if self.assistant is not None:
+            await self.assistant.finish_with(message.text)
+        elif message.text.strip():
+            await self.conversation.add(AssistantView(message.text))
+        for use in message.tool_uses:
+            if use.id in self.tools:
+                self.tools[use.id].set_input(dict(use.input))
+        self.assistant = None
+        self.status.set(
+            context_tokens=usage.prompt_tokens + usage.output_tokens,
+            context_estimated=False,
+            cache_share=usage.cache_read_share if usage.prompt_tokens else None,
+            cost_usd=add_cost(self.status.status.cost_usd, self.cost_of(usage)),
+        )

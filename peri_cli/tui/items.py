@@ -1,0 +1,132 @@
+"""Pure: transcript entries -> what the conversation shows, oldest first.
+
+The whole record is shown (also what /clear or a Full compact hid from the model), with
+separators where those happened; tool results are folded into their calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from peri_cli.core.messages import TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
+from peri_cli.core.transcript import (
+    ClearMarker,
+    CompactBoundary,
+    Entry,
+    MessageEntry,
+    ProjectionEntry,
+)
+
+
+@dataclass
+class UserItem:
+    text: str
+
+
+@dataclass
+class AssistantItem:
+    text: str
+    thinking: str = ""
+
+
+@dataclass
+class ToolItem:
+    id: str
+    name: str
+    input: dict[str, Any]
+    output: str | None = None  # None: no result was recorded
+    is_error: bool = False
+
+
+@dataclass
+class SeparatorItem:
+    strategy: Literal["micro", "full", "clear"]
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    affected: int = 0
+    detail: str = ""
+
+
+@dataclass
+class SummaryItem:
+    """A message Peri wrote into the history itself: a compaction summary or re-injected files."""
+
+    title: str
+    text: str
+
+
+Item = UserItem | AssistantItem | ToolItem | SeparatorItem | SummaryItem
+
+
+@dataclass
+class _Builder:
+    items: list[Item] = field(default_factory=list)
+    tools: dict[str, ToolItem] = field(default_factory=dict)
+
+
+_ORIGIN_TITLES = {
+    ORIGIN_SUMMARY: "Summary of the earlier conversation (what the model sees now)",
+    ORIGIN_REINJECT: "Files and skills re-injected after the compaction",
+}
+
+
+def _origin_title(entry: MessageEntry, summaries: set[str]) -> str | None:
+    origin = (entry.model_extra or {}).get("origin")
+    if isinstance(origin, str) and origin in _ORIGIN_TITLES:
+        return _ORIGIN_TITLES[origin]
+    return _ORIGIN_TITLES[ORIGIN_SUMMARY] if entry.id in summaries else None
+
+
+def display_items(entries: Sequence[Entry]) -> list[Item]:
+    summaries = {e.summary_id for e in entries if isinstance(e, CompactBoundary)}
+    b = _Builder()
+    for entry in entries:
+        if isinstance(entry, MessageEntry):
+            _message(b, entry, _origin_title(entry, summaries))
+        elif isinstance(entry, ClearMarker):
+            b.items.append(SeparatorItem("clear"))
+        elif isinstance(entry, CompactBoundary):
+            b.items.append(
+                SeparatorItem(
+                    "full",
+                    entry.tokens_before,
+                    entry.tokens_after,
+                    entry.excluded_messages,
+                    f"focus: {entry.focus}" if entry.focus else "",
+                )
+            )
+        elif isinstance(entry, ProjectionEntry):
+            b.items.append(
+                SeparatorItem(
+                    "micro", entry.tokens_before, entry.tokens_after, len(entry.directives)
+                )
+            )
+    return b.items
+
+
+def _message(b: _Builder, entry: MessageEntry, origin_title: str | None) -> None:
+    message = entry.message
+    if origin_title is not None:
+        b.items.append(SummaryItem(origin_title, message.text))
+        return
+    if message.role == "user":
+        for part in message.content:
+            if isinstance(part, ToolResultPart):
+                tool = b.tools.get(part.tool_use_id)
+                if tool is not None:
+                    tool.output, tool.is_error = part.text, part.is_error
+        if message.text.strip():
+            b.items.append(UserItem(message.text))
+        return
+    thinking = "".join(p.thinking for p in message.content if isinstance(p, ThinkingPart))
+    text = "".join(p.text for p in message.content if isinstance(p, TextPart))
+    if text.strip() or thinking.strip():
+        b.items.append(AssistantItem(text, thinking))
+    for part in message.content:
+        if isinstance(part, ToolUsePart):
+            tool = ToolItem(part.id, part.name, dict(part.input))
+            b.tools[part.id] = tool
+            b.items.append(tool)

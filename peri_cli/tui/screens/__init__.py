@@ -1,0 +1,1 @@
+"""Modal screens: the session picker and the /context view."""

@@ -1,0 +1,95 @@
+"""/context: what fills the model's window, by part, as a bar and a table."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static
+
+from peri_cli.tui.context import ContextReport
+from peri_cli.tui.format import tokens
+
+COLORS = ["dodger_blue2", "cyan", "medium_purple", "yellow", "green", "deep_pink2"]
+BAR_WIDTH = 60
+
+
+def render_bar(report: ContextReport, width: int = BAR_WIDTH) -> Text:
+    bar = Text()
+    window = max(report.window, report.total, 1)
+    used = 0
+    for part, color in zip(report.parts, COLORS, strict=False):
+        cells = round(part.tokens / window * width)
+        if part.tokens and cells == 0:
+            cells = 1
+        cells = min(cells, width - used)
+        bar.append("█" * cells, style=color)
+        used += cells
+    bar.append("░" * (width - used), style="dim")
+    return bar
+
+
+def render_table(report: ContextReport) -> Table:
+    table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
+    table.add_column("")
+    table.add_column("Part")
+    table.add_column("Tokens", justify="right")
+    table.add_column("of window", justify="right")
+    window = max(report.window, 1)
+    for part, color in zip(report.parts, COLORS, strict=False):
+        table.add_row(
+            Text("█", style=color), part.label, f"{part.tokens:,}", f"{part.tokens / window:.1%}"
+        )
+    free = max(0, report.window - report.total)
+    table.add_row(Text("░", style="dim"), "Free", f"{free:,}", f"{free / window:.1%}")
+    return table
+
+
+class ContextView(ModalScreen[None]):
+    DEFAULT_CSS = """
+    ContextView { align: center middle; }
+    ContextView > Vertical {
+        width: 80;
+        height: auto;
+        border: round $accent;
+        background: $surface;
+        padding: 1 2;
+    }
+    ContextView #context-title { text-style: bold; }
+    ContextView .gap { margin: 1 0 0 0; }
+    ContextView #context-help { color: $text-muted; margin: 1 0 0 0; width: 100%; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,enter", "close", "Close"),
+    ]
+
+    def __init__(self, report: ContextReport, *, estimated: bool = True) -> None:
+        super().__init__()
+        self.report = report
+        self.estimated = estimated
+
+    def compose(self) -> ComposeResult:
+        r = self.report
+        pct = r.total / r.window if r.window else 0
+        approx = "about " if self.estimated else ""
+        with Vertical():
+            yield Label(
+                f"Context: {approx}{tokens(r.total)} of {tokens(r.window)} tokens ({pct:.0%}) · "
+                f"{r.messages} messages in the model's view",
+                id="context-title",
+            )
+            yield Static(render_bar(r), classes="gap")
+            yield Static(render_table(r), classes="gap")
+            yield Static(
+                "Counts are estimates of the next request (o200k tokenizer, calibrated). "
+                "/compact frees context now; /clear empties the visible history. Esc closes.",
+                id="context-help",
+            )
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,137 @@
+"""The TUI side of the slash commands: one handler per command in `core.commands.COMMANDS`."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from peri_cli.core.commands import COMMANDS, Invocation
+from peri_cli.core.events import Compacted
+from peri_cli.core.models import known_models, model_info
+from peri_cli.core.permissions import MODES
+from peri_cli.tui.context import agent_report, estimate_request
+from peri_cli.tui.format import tokens
+from peri_cli.tui.screens.context_view import ContextView
+
+if TYPE_CHECKING:
+    from peri_cli.tui.app import PeriApp
+
+# These act at once even while a turn runs; the others wait in the queue for the turn to end.
+IMMEDIATE = frozenset({"help", "exit", "mode", "model", "context"})
+
+KEYS = [
+    ("Enter", "send the prompt"),
+    ("Shift+Enter, Ctrl+J", "new line"),
+    ("↑ / ↓", "prompt history (all sessions)"),
+    ("Tab", "complete a /command or @path"),
+    ("Ctrl+C", "cancel the running turn; twice when idle quits"),
+    ("Esc", "close a popup; deny a permission prompt"),
+    ("Ctrl+L", "redraw the screen"),
+]
+
+
+def help_table() -> Table:
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+    table.add_column(style="bold cyan")
+    table.add_column()
+    table.add_row(
+        Text("Commands", style="bold"),
+        Text("an unknown /word goes to the model as text", style="dim"),
+    )
+    for c in COMMANDS.values():
+        table.add_row(Text(f"/{c.name}{' ' + c.usage if c.usage else ''}"), Text(c.description))
+    table.add_row("", "")
+    table.add_row(Text("Keys", style="bold"), "")
+    for key, what in KEYS:
+        table.add_row(Text(key), Text(what))
+    return table
+
+
+class SlashCommands:
+    def __init__(self, app: PeriApp) -> None:
+        self.app = app
+
+    async def run(self, invocation: Invocation) -> None:
+        handler = getattr(self, f"cmd_{invocation.command.name}")
+        await handler(invocation.argument)
+
+    async def cmd_help(self, _arg: str) -> None:
+        await self.app.conversation.add(Static(help_table(), classes="help"))
+
+    async def cmd_exit(self, _arg: str) -> None:
+        self.app.exit(0)
+
+    async def cmd_model(self, arg: str) -> None:
+        app, agent = self.app, self.app.agent
+        if not arg:
+            names = ", ".join(known_models()[:12])
+            await app.notice(
+                f"Model: {agent.model} (context window {tokens(app.runtime.context_window)}). "
+                f"Switch with /model NAME, e.g. {names}, …"
+            )
+            return
+        app.runtime.model = agent.model = arg
+        known = model_info(arg).known
+        await app.notice(
+            f"Model switched to {arg} (context window {tokens(app.runtime.context_window)})"
+            + ("" if known else "; this model is not in Peri's table, so the window is a guess"),
+            "info" if known else "warning",
+        )
+        app.refresh_status()
+
+    async def cmd_mode(self, arg: str) -> None:
+        app, agent = self.app, self.app.agent
+        if not arg:
+            await app.notice(
+                f"Permission mode: {agent.policy.mode}. Switch with /mode {' | '.join(MODES)}."
+            )
+            return
+        if arg not in MODES:
+            await app.notice(f"Unknown mode {arg!r}; choose one of {', '.join(MODES)}.", "error")
+            return
+        app.runtime.mode = agent.policy.mode = arg
+        await app.notice(f"Permission mode is now {arg}.")
+        app.refresh_status()
+
+    async def cmd_context(self, _arg: str) -> None:
+        app = self.app
+        report = await asyncio.to_thread(
+            agent_report, app.agent, app.counter, app.runtime.context_window
+        )
+        await app.push_screen(ContextView(report))
+
+    async def cmd_clear(self, _arg: str) -> None:
+        app = self.app
+        before = app.status.status.context_tokens
+        app.agent.session.clear()
+        after = await asyncio.to_thread(estimate_request, app.agent, app.counter)
+        await app.bridge.handle(Compacted("clear", before, after, 0))
+        app.status.set(context_tokens=after, context_estimated=True, cache_share=None)
+
+    async def cmd_compact(self, arg: str) -> None:
+        app = self.app
+        compact_now: Any = getattr(app.agent.compactor, "compact_now", None)
+        if compact_now is None:
+            await app.notice(
+                "Compaction is not available in this build yet: nothing was changed. "
+                "/clear empties the visible history instead.",
+                "warning",
+            )
+            return
+        await app.run_events(compact_now(app.agent, arg or None), "compacting")
+
+    async def cmd_resume(self, _arg: str) -> None:
+        await self.app.open_picker()
+
+    async def cmd_fork(self, _arg: str) -> None:
+        app = self.app
+        old = app.agent.session.id
+        if await app.switch_session(old, fork=True, rerender=False):
+            await app.notice(
+                f"Forked: you are now in session {app.agent.session.id[:8]}, a copy of "
+                f"{old[:8]}; the original is left as it was."
+            )

@@ -1,0 +1,159 @@
+"""The prompt with its completion popup, queued-message line and history."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Static
+
+from peri_cli.core.commands import COMMANDS
+from peri_cli.tui.completion import Candidate, WorkspaceFiles, slash_candidates
+from peri_cli.tui.format import markup, one_line
+from peri_cli.tui.history import PromptHistory
+from peri_cli.tui.widgets.completion_menu import CompletionMenu
+from peri_cli.tui.widgets.prompt_input import PromptInput
+
+
+def index_of(text: str, location: tuple[int, int]) -> int:
+    """Offset in `text` of a (row, column) location."""
+    row, column = location
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[:row]) + column
+
+
+def location_of(text: str, index: int) -> tuple[int, int]:
+    before = text[:index]
+    return before.count("\n"), len(before) - (before.rfind("\n") + 1)
+
+
+class PromptArea(Vertical):
+    DEFAULT_CSS = """
+    PromptArea {
+        height: auto;
+        padding: 0 1;
+    }
+    PromptArea #queued { color: $text-muted; padding: 0 1; }
+    """
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, history: PromptHistory, files: WorkspaceFiles, workspace: str = "") -> None:
+        super().__init__()
+        self.history = history
+        self.files = files
+        self.workspace = workspace
+        self.menu = CompletionMenu(id="completion")
+        self.input = PromptInput(id="prompt")
+        self.queued = Static("", id="queued")
+        self.queued.display = False
+        self._quiet = False  # the next change came from history, not typing: no popup
+
+    def compose(self) -> ComposeResult:
+        yield self.menu
+        yield self.queued
+        yield self.input
+
+    def on_mount(self) -> None:
+        # Walk the workspace in the background so the first `@` does not stall the prompt.
+        self.run_worker(asyncio.to_thread(lambda: self.files.files), exclusive=True, group="walk")
+
+    @property
+    def text(self) -> str:
+        return self.input.text
+
+    def clear(self) -> None:
+        self._set_text("")
+
+    def _set_text(self, text: str) -> None:
+        self._quiet = True
+        self.input.set_prompt(text)
+        self.close_menu()
+
+    def close_menu(self) -> bool:
+        """Close the popup; True if it was open."""
+        was_open = self.menu.is_open
+        self.menu.close()
+        self.input.menu_open = False
+        return was_open
+
+    def show_queued(self, texts: list[str]) -> None:
+        self.queued.display = bool(texts)
+        lines = [f"⏳ queued: {markup(one_line(t, 70))}" for t in texts]
+        self.queued.update("\n".join(lines))
+
+    # completion
+
+    def _candidates(self) -> list[Candidate]:
+        text = self.input.text
+        if "\n" not in text:
+            slash = slash_candidates(text)
+            if slash:
+                return slash
+        cursor = index_of(text, self.input.cursor_location)
+        return self.files.candidates(text, cursor)
+
+    def on_text_area_changed(self, event: PromptInput.Changed) -> None:
+        event.stop()
+        if self._quiet:
+            self._quiet = False
+            return
+        self.history.reset()
+        self.menu.show(self._candidates())
+        self.input.menu_open = self.menu.is_open
+
+    def _apply(self, candidate: Candidate) -> None:
+        text = self.input.text
+        new = text[: candidate.start] + candidate.replacement + text[candidate.end :]
+        self._quiet = not candidate.replacement.endswith("/")  # a directory: list what is in it
+        self.input.load_text(new)
+        where = candidate.start + len(candidate.replacement)
+        self.input.move_cursor(location_of(new, where))
+        self.close_menu()
+
+    def on_prompt_input_menu_key(self, event: PromptInput.MenuKey) -> None:
+        event.stop()
+        if event.key in ("up", "down"):
+            self.menu.move(-1 if event.key == "up" else 1)
+            return
+        if event.key == "escape":
+            self.close_menu()
+            return
+        candidate = self.menu.current
+        if candidate is None:
+            self.close_menu()
+            return
+        self._apply(candidate)
+        name = candidate.replacement.strip().lstrip("/")
+        takes_argument = name in COMMANDS and bool(COMMANDS[name].usage)
+        if (
+            event.key == "enter"
+            and candidate.start == 0
+            and name in COMMANDS
+            and not takes_argument
+        ):
+            self._submit(self.input.text)
+
+    # history and sending
+
+    def on_prompt_input_history(self, event: PromptInput.History) -> None:
+        event.stop()
+        text = self.history.previous(self.input.text) if event.step < 0 else self.history.next()
+        if text is not None:
+            self._set_text(text)
+
+    def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        event.stop()
+        self._submit(event.text)
+
+    def _submit(self, text: str) -> None:
+        if not text.strip():
+            return
+        self.history.add(text, workspace=self.workspace)
+        self.clear()
+        self.post_message(self.Submitted(text))
