@@ -300,3 +300,40 @@ def test_usage_errors_exit_2_with_one_line(peri: Peri) -> None:
     assert peri.run("--version").stdout.startswith("peri ")
     assert "--permission-mode" in peri.run("--help").stdout
     assert peri.run("sessions").stdout.strip() == "No sessions in this workspace yet."
+
+
+def test_sigint_cancels_the_turn_and_stops_the_command(peri: Peri) -> None:
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Bash", "input": {"command": "echo $$ > pid; sleep 60"}}]},
+        ]
+    )
+    proc = peri.popen("-p", "run it", "--permission-mode", "bypass")
+    pid_file = peri.workspace / "pid"
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.stderr
+        time.sleep(0.05)
+    shell = int(pid_file.read_text())
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(20) == 1
+    assert "cancelled" in proc.stderr.read()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{shell}").exists() and "Z" not in _state(shell):
+        assert time.monotonic() < deadline, "the command outlived the cancelled turn"
+        time.sleep(0.05)
+    entries = load(peri.transcript(_only_session(peri)))
+    roles = [e.message.role for e in entries.entries if isinstance(e, MessageEntry)]
+    assert roles == ["user"]
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][:1]
+    except OSError:
+        return "Z"
+
+
+def _only_session(peri: Peri) -> str:
+    (path,) = peri.sessions_dir.glob("*.jsonl")
+    return path.stem
