@@ -88,24 +88,32 @@ def _timed(fn: Callable[[], object]) -> Callable[[], float]:
     return once
 
 
+def fresh_build(agent: Any) -> Any:
+    """build_request with the view projected afresh: every real model call follows new entries,
+    so the agent's per-append view cache must not flatter the figure."""
+    agent._view_cache = None
+    return agent.build_request()
+
+
 def measure_phases(agent: Any, req: Any, view: list[Any], reps: int) -> dict[str, float]:
     """Median seconds of each phase; one sample of every phase per round, so noise hits all."""
     from peri_cli.core.contributions import RequestContext
     from peri_cli.core.messages import dump_message
+    from peri_cli.core.projection import project
     from peri_cli.providers import anthropic as anth
     from peri_cli.providers import openai as oai
 
     params = anth.build_params(req)
     ctx = RequestContext(workspace=agent.policy.workspace, turn=agent.turns)
     cases = {
-        "project": agent.view,
+        "project": lambda: project(agent.session.entries),
         "contrib": lambda: agent.chain.render(ctx),
         "specs": agent.tools.specs,
-        "build": agent.build_request,
+        "build": lambda: fresh_build(agent),
         "conv": lambda: anth.build_params(req),
         "json": lambda: json.dumps(params, ensure_ascii=False),
-        "total": lambda: json.dumps(anth.build_params(agent.build_request()), ensure_ascii=False),
-        "oai": lambda: json.dumps(oai.build_params(agent.build_request()), ensure_ascii=False),
+        "total": lambda: json.dumps(anth.build_params(fresh_build(agent)), ensure_ascii=False),
+        "oai": lambda: json.dumps(oai.build_params(fresh_build(agent)), ensure_ascii=False),
         "dump": lambda: [dump_message(x) for x in view],
     }
     samples = u.interleaved({k: _timed(fn) for k, fn in cases.items()}, reps)
@@ -177,7 +185,7 @@ def main() -> None:  # noqa: PLR0915
                     prof = cProfile.Profile()
                     prof.enable()
                     for _ in range(50):
-                        json.dumps(anth.build_params(agent.build_request()), ensure_ascii=False)
+                        json.dumps(anth.build_params(fresh_build(agent)), ensure_ascii=False)
                     prof.disable()
                     buf = io.StringIO()
                     pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(15)

@@ -73,10 +73,16 @@ class Agent:
         self.usage_total = Usage()
         self.last_usage: Usage | None = None
         self.turns = 0  # model calls in this process
+        self._view_cache: tuple[tuple[int, int], list[Message]] | None = None
         self.tool_ctx = ToolContext(workspace=policy.workspace, session_dir=session.dir)
 
     def view(self) -> list[Message]:
-        return project(self.session.entries)
+        """The model's view, projected again only when entries were appended since the last call
+        (the Compact phase and the request that follows it share one projection)."""
+        entries = self.session.entries
+        if self._view_cache is None or self._view_cache[0] != (id(entries), len(entries)):
+            self._view_cache = ((id(entries), len(entries)), project(entries))
+        return list(self._view_cache[1])
 
     def build_request(self, *, tools: bool = True) -> ModelRequest:
         dynamic = self.chain.render(

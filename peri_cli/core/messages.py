@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TextPart(_Part):
@@ -61,7 +61,7 @@ Role = Literal["user", "assistant"]
 
 
 class Usage(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -89,7 +89,7 @@ class Usage(BaseModel):
 
 
 class Message(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     role: Role
     content: list[Part]
@@ -115,14 +115,10 @@ def tool_result(tool_use_id: str, text: str, *, is_error: bool = False) -> ToolR
     return ToolResultPart(tool_use_id=tool_use_id, content=[TextPart(text=text)], is_error=is_error)
 
 
-_MESSAGE = TypeAdapter(Message)
-
-
 def dump_message(message: Message) -> dict[str, Any]:
     """The one serializer: a JSON-ready dict, used by the transcript and the providers alike."""
-    data: dict[str, Any] = _MESSAGE.dump_python(message, mode="json")
-    return data
+    return message.model_dump(mode="json")
 
 
 def load_message(data: object) -> Message:
-    return _MESSAGE.validate_python(data)
+    return Message.model_validate(data)

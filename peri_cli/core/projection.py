@@ -10,7 +10,8 @@ produced an invalid one.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -38,7 +39,7 @@ from peri_cli.core.transcript import (
 class _Directive(BaseModel):
     """One change to the rendered copy of one stored message (`message_id` is its entry id)."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     message_id: str
 
@@ -100,7 +101,11 @@ class DropThinking(_Directive):
 Directive = Annotated[
     TruncateResult | ElideInput | ReplaceImage | DropThinking, Field(discriminator="kind")
 ]
-_DIRECTIVE: TypeAdapter[Directive] = TypeAdapter(Directive)
+
+
+@cache
+def _directive_adapter() -> TypeAdapter[Directive]:
+    return TypeAdapter(Directive)
 
 
 def dump_directives(directives: Iterable[_Directive]) -> list[dict[str, Any]]:
@@ -112,7 +117,7 @@ def parse_directives(raw: Iterable[object]) -> list[Directive]:
     parsed: list[Directive] = []
     for item in raw:
         try:
-            parsed.append(_DIRECTIVE.validate_python(item))
+            parsed.append(_directive_adapter().validate_python(item))
         except ValidationError:
             continue
     return parsed
@@ -417,7 +422,10 @@ def project(entries: Sequence[Entry]) -> list[Message]:
         return normalize([e.message for e in visible])
     view = normalize(render(visible, directives))
     originals = [e.message for e in visible]
-    if validate_view(view, originals=originals):
+    # Directives change parts of the messages they touch, so only those need part checks.
+    stored = {id(m) for m in originals}
+    changed = {i for i, m in enumerate(view) if id(m) not in stored}
+    if validate_view(view, originals=originals, only_parts_of=changed):
         plain = normalize(originals)
         if not validate_view(plain):  # the directives are to blame, so leave them out
             return plain
@@ -436,39 +444,42 @@ def _signed(messages: Iterable[Message]) -> set[tuple[str, str, bool]]:
     }
 
 
-def _check_part(
-    where: str, role: str, part: Part, signed: set[tuple[str, str, bool]] | None
-) -> str | None:
+def _check_part(role: str, part: Part, signed: set[tuple[str, str, bool]] | None) -> str | None:
+    """What is wrong with one part, or None; the caller adds where it is (only when needed)."""
     if isinstance(part, TextPart):
-        return None if part.text else f"{where}: empty text block"
+        return None if part.text else "empty text block"
     if isinstance(part, ToolUsePart):
         if role != "assistant":
-            return f"{where}: tool_use in a {role} message"
+            return f"tool_use in a {role} message"
         if not isinstance(part.input, dict) or not all(isinstance(k, str) for k in part.input):
-            return f"{where}: tool_use {part.id} input is not a JSON object"
+            return f"tool_use {part.id} input is not a JSON object"
         return None
     if isinstance(part, ToolResultPart):
-        return None if role == "user" else f"{where}: tool_result in a {role} message"
+        return None if role == "user" else f"tool_result in a {role} message"
     if isinstance(part, ThinkingPart):
         if role != "assistant":
-            return f"{where}: thinking in a {role} message"
+            return f"thinking in a {role} message"
         is_signed = bool(part.signature) or part.redacted
         key = (part.signature or "", part.thinking, part.redacted)
         if is_signed and signed is not None and key not in signed:
-            return f"{where}: signed thinking block differs from the one the provider sent"
+            return "signed thinking block differs from the one the provider sent"
         return None
-    return None if role == "user" else f"{where}: image in a {role} message"
+    return None if role == "user" else f"image in a {role} message"
 
 
 def validate_view(
-    messages: Sequence[Message], *, originals: Sequence[Message] | None = None
+    messages: Sequence[Message],
+    *,
+    originals: Sequence[Message] | None = None,
+    only_parts_of: Collection[int] | None = None,
 ) -> list[str]:
     """Problems that would make a provider reject the view (empty list: valid).
 
     Checks: user first, roles alternating, no empty message or text block, every tool_use answered
     by a tool_result in the next message and no orphan results, unique tool_use ids, tool inputs
     that are JSON objects, parts in the role that may carry them, and, when `originals` are given,
-    that every signed thinking block is byte-identical to one of theirs.
+    that every signed thinking block is byte-identical to one of theirs. `only_parts_of` limits
+    the per-part checks to those message indexes (the structure is always checked in full).
     """
     problems: list[str] = []
     if messages and messages[0].role != "user":
@@ -482,10 +493,11 @@ def validate_view(
             problems.append(f"{where}: two {message.role} messages in a row")
         if not message.content:
             problems.append(f"{where}: empty message")
-        for j, part in enumerate(message.content):
-            problem = _check_part(f"{where}.content[{j}]", message.role, part, signed)
-            if problem:
-                problems.append(problem)
+        if only_parts_of is None or i in only_parts_of:
+            for j, part in enumerate(message.content):
+                problem = _check_part(message.role, part, signed)
+                if problem:
+                    problems.append(f"{where}.content[{j}]: {problem}")
         results = [p.tool_use_id for p in message.content if isinstance(p, ToolResultPart)]
         if message.role == "user":
             orphans = [r for r in results if r not in pending]

@@ -29,7 +29,7 @@ class SettingsError(Exception):
 
 class _Section(BaseModel):
     # Strict: JSON has real types, so "3" is not an integer and "yes" is not a boolean.
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
 
 
 class CompactSettings(_Section):

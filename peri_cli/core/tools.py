@@ -85,12 +85,17 @@ class ToolRegistry:
 
     direct: dict[str, Tool] = field(default_factory=dict)
     deferred: dict[str, Tool] = field(default_factory=dict)
+    _specs: list[ToolSpec] | None = field(default=None, repr=False)
 
     def add(self, tool: Tool, *, deferred: bool = False) -> None:
         (self.deferred if deferred else self.direct)[tool.name] = tool
+        self._specs = None
 
     def get(self, name: str) -> Tool | None:
         return self.direct.get(name) or self.deferred.get(name)
 
     def specs(self) -> list[ToolSpec]:
-        return [spec_of(t) for t in self.direct.values()]
+        """Schemas of the direct tools; built once, since every request carries them."""
+        if self._specs is None:
+            self._specs = [spec_of(t) for t in self.direct.values()]
+        return list(self._specs)

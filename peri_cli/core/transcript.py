@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -29,7 +30,7 @@ def now_iso() -> str:
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
     id: str = Field(default_factory=uuid7)
     ts: str = Field(default_factory=now_iso)
@@ -38,7 +39,7 @@ class _Entry(BaseModel):
 class Snapshot(BaseModel):
     """The frozen base prompt and what it was built from; reused byte for byte all session long."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     system: str
     guide_files: list[str] = []
@@ -48,7 +49,7 @@ class Snapshot(BaseModel):
 
 
 class ParentRef(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     session_id: str
     forked_at: str | None = None  # id of the parent's last entry that was copied
@@ -108,7 +109,12 @@ Entry = Annotated[
     Header | MessageEntry | ProjectionEntry | CompactBoundary | ClearMarker | TornLineRepair,
     Field(discriminator="type"),
 ]
-_ENTRY: TypeAdapter[Entry] = TypeAdapter(Entry)
+
+
+@cache
+def _entry_adapter() -> TypeAdapter[Entry]:
+    """Built on first use: schema building is deferred off the start-up path."""
+    return TypeAdapter(Entry)
 
 
 def dump_entry(entry: BaseModel) -> str:
@@ -116,7 +122,7 @@ def dump_entry(entry: BaseModel) -> str:
 
 
 def parse_entry(line: str) -> Entry:
-    return _ENTRY.validate_json(line)
+    return _entry_adapter().validate_json(line)
 
 
 class TranscriptError(Exception):
