@@ -337,3 +337,19 @@ def _state(pid: int) -> str:
 def _only_session(peri: Peri) -> str:
     (path,) = peri.sessions_dir.glob("*.jsonl")
     return path.stem
+
+
+def test_settings_problems_are_one_clear_line(peri: Peri) -> None:
+    settings = peri.workspace / ".peri" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"compact": {"protected_turns": "three"}}')
+    done = peri.run("-p", "hi")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert "settings.json" in done.stderr and "compact.protected_turns" in done.stderr
+
+    settings.write_text('{"colour": "blue"}')
+    peri.server.set_script([{"text": "fine"}])
+    done = peri.run("-p", "hi")
+    assert done.returncode == 0 and done.stdout == "fine\n"
+    assert "colour" in done.stderr and "warning" in done.stderr
