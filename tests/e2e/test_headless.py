@@ -353,3 +353,18 @@ def test_settings_problems_are_one_clear_line(peri: Peri) -> None:
     done = peri.run("-p", "hi")
     assert done.returncode == 0 and done.stdout == "fine\n"
     assert "colour" in done.stderr and "warning" in done.stderr
+
+
+def test_corrupt_session_is_refused_clearly_and_forks_from_its_good_lines(peri: Peri) -> None:
+    peri.server.set_script([{"text": "a1"}])
+    sid = peri.json("-p", "first")["session_id"]
+    path = peri.transcript(sid)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(lines[0] + b"{broken json\n" + b"".join(lines[1:]))
+    done = peri.run("-r", sid, "-p", "again")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "corrupt line at byte" in done.stderr and "--fork-session" in done.stderr
+    peri.server.set_script([{"text": "a2"}])
+    forked = peri.json("-r", sid, "--fork-session", "-p", "again")
+    assert forked["result"] == "a2"
+    assert texts(peri.model_calls()[-1]) == ["first", "a1", "again"]
