@@ -21,7 +21,6 @@ from peri_cli.core.events import (
 from peri_cli.core.loop import Agent
 from peri_cli.core.messages import (
     Message,
-    Part,
     TextPart,
     ThinkingPart,
     ToolUsePart,
@@ -39,39 +38,9 @@ from peri_cli.core.tokens import Backend, TokenCounter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import CompactBoundary, MessageEntry, ProjectionEntry, Snapshot
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
+from tests.core.builders import assistant, counter, entry, read_use, results, turn
 
 SYSTEM = "You are Peri, a coding agent under test."
-
-
-def entry(message: Message, usage: Usage | None = None) -> MessageEntry:
-    return MessageEntry(message=message, usage=usage)
-
-
-def assistant(*parts: Part) -> Message:
-    return Message(role="assistant", content=list(parts))
-
-
-def read_use(i: str, path: str = "a.py") -> ToolUsePart:
-    return ToolUsePart(id=i, name="Read", input={"file_path": path})
-
-
-def results(i: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[tool_result(i, text, is_error=is_error)])
-
-
-def turn(n: int, result_chars: int = 4000, usage: Usage | None = None) -> list[MessageEntry]:
-    """One user turn: a prompt, a Read and its long result, a final answer."""
-    body = "".join(f"{n}:{k} some output of the tool\n" for k in range(result_chars // 28 + 1))
-    return [
-        entry(user_text(f"task {n}")),
-        entry(assistant(TextPart(text="reading"), read_use(f"t{n}", f"f{n}.py"))),
-        entry(results(f"t{n}", body[:result_chars])),
-        entry(assistant(TextPart(text=f"done {n}")), usage),
-    ]
-
-
-def counter() -> TokenCounter:
-    return TokenCounter(encoding_path=None)
 
 
 @pytest.fixture

@@ -6,38 +6,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from peri_cli.core.messages import (
-    Message,
-    Part,
     TextPart,
     ToolUsePart,
     Usage,
-    tool_result,
     user_text,
 )
 from peri_cli.core.pressure import measure_pressure, token_bound
 from peri_cli.core.projection import project
 from peri_cli.core.tokens import TokenCounter
-from peri_cli.core.transcript import CompactBoundary, Entry, MessageEntry, ProjectionEntry
-
-
-def entry(message: Message, usage: Usage | None = None) -> MessageEntry:
-    return MessageEntry(message=message, usage=usage)
-
-
-def assistant(*parts: Part) -> Message:
-    return Message(role="assistant", content=list(parts))
-
-
-def read_use(i: str, path: str = "a.py") -> ToolUsePart:
-    return ToolUsePart(id=i, name="Read", input={"file_path": path})
-
-
-def results(i: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[tool_result(i, text, is_error=is_error)])
-
-
-def counter() -> TokenCounter:
-    return TokenCounter(encoding_path=None)
+from peri_cli.core.transcript import CompactBoundary, Entry, ProjectionEntry
+from tests.core.builders import assistant, counter, entry, read_use, results
 
 
 def test_pressure_from_usage_plus_what_was_added_since() -> None:

@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-from peri_cli.core.messages import Message, Part, ToolUsePart, Usage, tool_result, user_text
+from peri_cli.core.messages import Message, ToolUsePart, tool_result, user_text
 from peri_cli.core.projection import TruncateResult, visible_entries
 from peri_cli.core.summary import files_read, skills_used
-from peri_cli.core.transcript import MessageEntry
-
-
-def entry(message: Message, usage: Usage | None = None) -> MessageEntry:
-    return MessageEntry(message=message, usage=usage)
-
-
-def assistant(*parts: Part) -> Message:
-    return Message(role="assistant", content=list(parts))
-
-
-def read_use(i: str, path: str = "a.py") -> ToolUsePart:
-    return ToolUsePart(id=i, name="Read", input={"file_path": path})
-
-
-def results(i: str, text: str, *, is_error: bool = False) -> Message:
-    return Message(role="user", content=[tool_result(i, text, is_error=is_error)])
+from tests.core.builders import assistant, entry, read_use, results
 
 
 def test_helpers_find_reads_and_skills() -> None:
