@@ -1,38 +1,42 @@
-"""The Peri TUI: composes the widgets and routes prompts, commands, keys and sessions."""
+"""The Peri TUI: composes the widgets and routes prompts, commands, keys and sessions.
+
+The shell (conversation, prompt, status) imports no more than Textual, so it can draw first:
+`PeriApp` takes a built runtime or a function that builds one, which then runs in a thread after
+the first frame while the prompt already takes keys. The core is imported with the runtime.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
-from peri_cli.core.commands import parse_command
-from peri_cli.core.events import Event
-from peri_cli.core.loop import Agent
-from peri_cli.core.messages import Usage
-from peri_cli.core.models import cost_usd
-from peri_cli.core.tokens import TokenCounter, default_counter
-from peri_cli.runtime import Runtime, StartupError
-from peri_cli.tui.bridge import Bridge
-from peri_cli.tui.completion import WorkspaceFiles
-from peri_cli.tui.context import estimate_request
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
-from peri_cli.tui.items import display_items
-from peri_cli.tui.notices import no_key_problem, session_usage, startup_notices
-from peri_cli.tui.screens.session_picker import PickResult, SessionPicker
-from peri_cli.tui.slash import IMMEDIATE, SlashCommands
+from peri_cli.tui.startup import RuntimeSlot
 from peri_cli.tui.widgets.conversation import PAGE, Conversation
 from peri_cli.tui.widgets.notice import Level, NoticeLine
-from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 from peri_cli.tui.widgets.prompt_area import PromptArea
+from peri_cli.tui.widgets.prompt_input import PLACEHOLDER
 from peri_cli.tui.widgets.status_bar import StatusBar
 from peri_cli.tui.widgets.user_message import UserMessage
+
+if TYPE_CHECKING:
+    from peri_cli.core.events import Event
+    from peri_cli.core.loop import Agent
+    from peri_cli.core.messages import Usage
+    from peri_cli.core.tokens import TokenCounter
+    from peri_cli.runtime import Runtime
+    from peri_cli.tui.bridge import Bridge
+    from peri_cli.tui.screens.session_picker import PickResult
+    from peri_cli.tui.slash import SlashCommands
+    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
 
@@ -50,27 +54,39 @@ class PeriApp(App[int]):
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: Runtime | Callable[[], Runtime],
         prompt: str | None = None,
         *,
         clock: Callable[[], float] = time.time,
         counter: TokenCounter | None = None,
         history: PromptHistory | None = None,
         page: int = PAGE,
+        freeze_gc: bool = False,
     ) -> None:
+        """`runtime` may be a function building it: it is then called in a thread once the
+        first frame is drawn (a `StartupError` from it ends the app with its message).
+        `freeze_gc`: the app owns the process (`run_tui`), see `_attach_runtime`."""
         super().__init__()
-        self.runtime = runtime
+        self._freeze_gc = freeze_gc
+        self.slot = RuntimeSlot(runtime)
         self.first_prompt = prompt
         self.clock = clock
-        self.counter = counter or default_counter()
-        self.history = history or PromptHistory(runtime.peri_home / HISTORY_FILE)
+        self._counter = counter
+        self._estimator: TokenCounter | None = None
+        self._history = history
+        self.history = history or PromptHistory(None)
         self.conversation = Conversation(page=page, id="conversation")
-        self.prompt_area = PromptArea(
-            self.history, WorkspaceFiles(runtime.workspace), str(runtime.workspace)
-        )
+        if self.slot.runtime is None:  # no workspace yet: typing works, history and `@` later
+            self.prompt_area = PromptArea(self.history, None, placeholder="")
+        else:
+            from peri_cli.tui.completion import WorkspaceFiles
+
+            self.history = history or PromptHistory(self.slot.runtime.peri_home / HISTORY_FILE)
+            workspace = self.slot.runtime.workspace
+            self.prompt_area = PromptArea(self.history, WorkspaceFiles(workspace), str(workspace))
         self.status = StatusBar(clock, id="status")
-        self.bridge = Bridge(self.conversation, self.status, self._cost_of)
-        self.commands = SlashCommands(self)
+        self._bridge: Bridge | None = None
+        self._commands: SlashCommands | None = None
         self.queue: list[str] = []
         self.turn: asyncio.Task[None] | None = None
         self._quit_armed = 0.0
@@ -84,18 +100,100 @@ class PeriApp(App[int]):
         yield self.status
         yield Footer()
 
+    # what is built with the runtime
+
+    @property
+    def ready(self) -> bool:
+        """The runtime is built and attached: prompts and commands can run."""
+        return self._bridge is not None
+
+    @property
+    def runtime(self) -> Runtime:
+        assert self.slot.runtime is not None, "the runtime is built after the first frame"
+        return self.slot.runtime
+
+    @property
+    def bridge(self) -> Bridge:
+        assert self._bridge is not None
+        return self._bridge
+
+    @property
+    def commands(self) -> SlashCommands:
+        assert self._commands is not None
+        return self._commands
+
     @property
     def agent(self) -> Agent:
         assert self.runtime.agent is not None
         return self.runtime.agent
 
     @property
+    def counter(self) -> TokenCounter:
+        """The exact counter (tiktoken once loaded), for when a count must be exact: /context."""
+        if self._counter is None:
+            from peri_cli.core.tokens import default_counter
+
+            self._counter = default_counter()
+        return self._counter
+
+    @property
+    def estimator(self) -> TokenCounter:
+        """A tokenizer-free counter with the exact one's calibration, for the status line: it
+        never loads tiktoken (~200 ms holding the GIL and ~100 MB)."""
+        from peri_cli.core.tokens import TokenCounter
+
+        if self._estimator is None:
+            self._estimator = TokenCounter(encoding_path=None)
+        self._estimator.reset_calibration(self.counter.ratio)
+        return self._estimator
+
+    @property
     def busy(self) -> bool:
-        return self._dispatching or (self.turn is not None and not self.turn.done())
+        return (
+            not self.ready or self._dispatching or (self.turn is not None and not self.turn.done())
+        )
 
     async def on_mount(self) -> None:
-        self.run_worker(asyncio.to_thread(self.counter.warm), group="warm")
-        if self.runtime.session is None:
+        if self.slot.pending:
+            self.status.busy("starting")
+            self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
+            return
+        await self._attach_runtime(self.runtime)
+
+    async def _start(self) -> None:
+        try:
+            runtime = await self.slot.build()
+        except Exception as e:
+            from peri_cli.runtime import StartupError
+
+            if not isinstance(e, StartupError):
+                raise
+            self.exit(return_code=e.exit_code, message=f"peri: error: {e}")
+            return
+        from peri_cli.tui.completion import WorkspaceFiles
+
+        self.history = self._history or PromptHistory(runtime.peri_home / HISTORY_FILE)
+        files = WorkspaceFiles(runtime.workspace)
+        self.prompt_area.attach(self.history, files, str(runtime.workspace))
+        await self._attach_runtime(runtime)
+        # the invitation to type shows with the session, notices and status (in one frame)
+        self.status.idle()
+        self.prompt_area.input.placeholder = PLACEHOLDER
+        self._next()  # what was typed and sent while starting
+
+    async def _attach_runtime(self, runtime: Runtime) -> None:
+        from peri_cli.tui.bridge import Bridge
+        from peri_cli.tui.slash import SlashCommands
+
+        self._bridge = Bridge(self.conversation, self.status, self._cost_of)
+        self._commands = SlashCommands(self)
+        if self._freeze_gc:
+            # What start-up built (modules, Textual, the core) lives as long as the process:
+            # keep it out of the full garbage collections, which otherwise scan it all and
+            # stall frames by ~100 ms while a long reply streams. (Cyclic garbage frozen with
+            # it is never freed: start-up leaves little.)
+            self.call_after_refresh(gc.freeze)
+        if runtime.session is None:
             await self._startup_notices()
             await self.open_picker()
             return
@@ -109,6 +207,8 @@ class PeriApp(App[int]):
             self.submit(prompt)
 
     async def _startup_notices(self) -> None:
+        from peri_cli.tui.notices import startup_notices
+
         for text, level in startup_notices(self.runtime, self._warned):
             await self.notice(text, level)
         self._warned = len(self.runtime.warnings)  # each warning once, even across switches
@@ -117,6 +217,9 @@ class PeriApp(App[int]):
 
     async def show_session(self, *, rerender: bool = True) -> None:
         """Show the attached session: its history (newest page), guide and status."""
+        from peri_cli.tui.items import display_items
+        from peri_cli.tui.notices import session_usage
+
         session = self.agent.session
         if rerender:
             await self.conversation.show_items(display_items(session.entries))
@@ -127,9 +230,12 @@ class PeriApp(App[int]):
         self.run_worker(self._estimate_context(), group="estimate", exclusive=True)
 
     async def _estimate_context(self) -> None:
-        agent = self.agent
-        estimate = await asyncio.to_thread(estimate_request, agent, self.counter)
-        if agent is self.runtime.agent:
+        from peri_cli.tui.context import estimate_request
+
+        agent, shown = self.agent, self.status.status.context_tokens
+        estimate = await asyncio.to_thread(estimate_request, agent, self.estimator)
+        # a figure reported meanwhile (a reply's usage, a compaction) is newer than this one
+        if agent is self.runtime.agent and self.status.status.context_tokens == shown:
             self.status.set(context_tokens=estimate, context_estimated=True)
 
     def refresh_status(self) -> None:
@@ -142,6 +248,8 @@ class PeriApp(App[int]):
         )
 
     async def open_picker(self) -> None:
+        from peri_cli.tui.screens.session_picker import SessionPicker
+
         infos = await asyncio.to_thread(self.runtime.store.list)
         current = self.runtime.session.id if self.runtime.session else None
         if not infos and current is None:
@@ -169,6 +277,8 @@ class PeriApp(App[int]):
             self._first_prompt()
 
     async def switch_session(self, session_id: str, *, fork: bool, rerender: bool = True) -> bool:
+        from peri_cli.runtime import StartupError
+
         try:
             self.runtime.start_existing(session_id, fork=fork)
         except StartupError as e:
@@ -181,6 +291,8 @@ class PeriApp(App[int]):
     # prompts, commands and turns
 
     def _cost_of(self, usage: Usage) -> float | None:
+        from peri_cli.core.models import cost_usd
+
         return cost_usd(self.agent.model, usage)
 
     async def notice(self, text: str, level: Level = "info") -> None:
@@ -191,10 +303,15 @@ class PeriApp(App[int]):
 
     def submit(self, text: str) -> None:
         """Run a prompt or command now, or queue it until the running turn ends."""
+        from peri_cli.core.commands import parse_command
+
         invocation = parse_command(text)
-        if self.busy and invocation and invocation.command.name in IMMEDIATE:
-            self.run_worker(self.commands.run(invocation), group="command")
-            return
+        if self.ready and self.busy and invocation:
+            from peri_cli.tui.slash import IMMEDIATE
+
+            if invocation.command.name in IMMEDIATE:
+                self.run_worker(self.commands.run(invocation), group="command")
+                return
         self.queue.append(text)
         self.prompt_area.show_queued(self.queue if self.busy else [])
         self._next()
@@ -215,6 +332,9 @@ class PeriApp(App[int]):
             self._next()
 
     async def _dispatch(self, text: str) -> None:
+        from peri_cli.core.commands import parse_command
+        from peri_cli.tui.notices import no_key_problem
+
         if self.runtime.session is None:
             await self.notice("Pick a session first (or Esc for a new one).", "warning")
             return
@@ -235,6 +355,8 @@ class PeriApp(App[int]):
         self.turn = asyncio.create_task(self._consume(events))
 
     async def _consume(self, events: AsyncIterator[Event]) -> None:
+        from peri_cli.tui.items import display_items
+
         try:
             await self.bridge.run(events)
         finally:
@@ -284,10 +406,11 @@ class PeriApp(App[int]):
         self.refresh(repaint=True, layout=True)
 
 
-def run_tui(runtime: Runtime, prompt: str | None) -> int:
-    app = PeriApp(runtime, prompt)
+def run_tui(runtime: Runtime | Callable[[], Runtime], prompt: str | None) -> int:
+    """Run the TUI on a runtime, or on a function building one (after the first frame)."""
+    app = PeriApp(runtime, prompt, freeze_gc=True)
     try:
         app.run()
     finally:
-        runtime.close()
+        app.slot.release()
     return app.return_code or 0

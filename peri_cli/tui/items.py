@@ -8,17 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from peri_cli.core.messages import TextPart, ThinkingPart, ToolResultPart, ToolUsePart
-from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
-from peri_cli.core.transcript import (
-    ClearMarker,
-    CompactBoundary,
-    Entry,
-    MessageEntry,
-    ProjectionEntry,
-)
+if TYPE_CHECKING:
+    from peri_cli.core.transcript import Entry, MessageEntry
 
 
 @dataclass
@@ -67,20 +60,30 @@ class _Builder:
     tools: dict[str, ToolItem] = field(default_factory=dict)
 
 
-_ORIGIN_TITLES = {
-    ORIGIN_SUMMARY: "Summary of the earlier conversation (what the model sees now)",
-    ORIGIN_REINJECT: "Files and skills re-injected after the compaction",
-}
+SUMMARY_TITLE = "Summary of the earlier conversation (what the model sees now)"
+REINJECT_TITLE = "Files and skills re-injected after the compaction"
 
 
 def _origin_title(entry: MessageEntry, summaries: set[str]) -> str | None:
+    from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
+
     origin = (entry.model_extra or {}).get("origin")
-    if isinstance(origin, str) and origin in _ORIGIN_TITLES:
-        return _ORIGIN_TITLES[origin]
-    return _ORIGIN_TITLES[ORIGIN_SUMMARY] if entry.id in summaries else None
+    if origin == ORIGIN_SUMMARY:
+        return SUMMARY_TITLE
+    if origin == ORIGIN_REINJECT:
+        return REINJECT_TITLE
+    return SUMMARY_TITLE if entry.id in summaries else None
 
 
 def display_items(entries: Sequence[Entry]) -> list[Item]:
+    # The core is imported here, not at the top: the shell draws before it is loaded.
+    from peri_cli.core.transcript import (
+        ClearMarker,
+        CompactBoundary,
+        MessageEntry,
+        ProjectionEntry,
+    )
+
     summaries = {e.summary_id for e in entries if isinstance(e, CompactBoundary)}
     b = _Builder()
     for entry in entries:
@@ -108,6 +111,8 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
 
 
 def _message(b: _Builder, entry: MessageEntry, origin_title: str | None) -> None:
+    from peri_cli.core.messages import TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+
     message = entry.message
     if origin_title is not None:
         b.items.append(SummaryItem(origin_title, message.text))

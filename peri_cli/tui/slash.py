@@ -108,7 +108,7 @@ class SlashCommands:
         app = self.app
         before = app.status.status.context_tokens
         app.agent.session.clear()
-        after = await asyncio.to_thread(estimate_request, app.agent, app.counter)
+        after = await asyncio.to_thread(estimate_request, app.agent, app.estimator)
         await app.bridge.handle(Compacted("clear", before, after, 0))
         app.status.set(context_tokens=after, context_estimated=True, cache_share=None)
 

@@ -120,6 +120,8 @@ async def test_long_session_mounts_recent_items_and_loads_more(tmp_path: Path) -
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.query(UserMessage), what="the history")
         assert time.monotonic() - started < 20
+        # the newest few before the first paint, the rest of the page right after it
+        await until(pilot, lambda: len(app.query(UserMessage)) >= 20, what="the newest page")
         assert len(app.query(UserMessage)) == 20  # 40 newest items: 20 questions + 20 answers
         assert user_texts(app)[-1] == "question 149"
         more = app.query_one(LoadEarlier)

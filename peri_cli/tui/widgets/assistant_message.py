@@ -1,47 +1,115 @@
-"""An assistant reply: Markdown that grows by appending fragments, never re-rendered whole."""
+"""An assistant reply: Markdown that grows by appending fragments.
+
+Streaming stays cheap however long the reply gets: fragments are batched to at most one redraw
+per frame, only the last (still open) block is re-parsed and redrawn, and closed blocks move into
+leaf widgets that each hold many of them (`MarkdownChunk`), so the widget count stays small.
+"""
 
 from __future__ import annotations
 
-from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownStream
+import asyncio
+import time
+
+from textual.app import ComposeResult
+from textual.timer import Timer
+from textual.widget import Widget
+
+from peri_cli.tui.markdown_lines import Block, line_offsets, parse
+from peri_cli.tui.widgets.markdown_chunk import MarkdownChunk
+
+FLUSH_INTERVAL = 1 / 30  # seconds: streamed text is drawn at most this often
+CHUNK_BLOCKS = 40  # closed blocks per sealed chunk widget
 
 
-class AssistantMessage(Markdown):
+class AssistantMessage(Widget):
     DEFAULT_CSS = """
     AssistantMessage {
+        height: auto;
+        layout: vertical;
         margin: 1 0 0 0;
         padding: 0 1 0 2;
-        background: transparent;
+        color: $foreground;
     }
-    AssistantMessage > MarkdownBlock:last-child { margin-bottom: 0; }
     AssistantMessage.-interrupted { border-left: thick $warning; }
     """
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(text)
+        super().__init__()
         self.text = text
-        self._stream: MarkdownStream | None = None
+        self._sealed = 0  # text[:_sealed] is in closed blocks, drawn by the sealed chunks
+        self._sealed_chunks: list[MarkdownChunk] = []
+        self._last_sealed: Block | None = None
+        self._live = MarkdownChunk()  # the blocks still open (the last one, while streaming)
+        self._timer: Timer | None = None
+        self._last_flush = 0.0
+
+    def compose(self) -> ComposeResult:
+        if self.text:  # a finished reply (a resumed session): all of it in one widget
+            self._live.set_blocks(parse(self.text))
+        yield self._live
 
     async def write(self, fragment: str) -> None:
-        """Append streamed text; fragments that arrive faster than a render are batched."""
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self)
+        """Append streamed text; it is drawn on the next flush (at most every FLUSH_INTERVAL)."""
         self.text += fragment
-        await self._stream.write(fragment)
+        if self._timer is None and self.is_mounted:
+            # (a Textual timer needs a delay above zero)
+            delay = max(0.001, self._last_flush + FLUSH_INTERVAL - time.monotonic())
+            self._timer = self.set_timer(delay, self._flush, name="flush")
+        await asyncio.sleep(0)  # let the screen (and the keyboard) have the loop in between
+
+    def _flush(self) -> None:
+        """Draw what arrived: seal the closed blocks, redraw the open one (its lines are drawn
+        by the next frame's layout, so flushes between two frames cost one drawing)."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._last_flush = time.monotonic()
+        new = len(self._sealed_chunks)
+        blocks = self._split(self.text)
+        for chunk in self._sealed_chunks[new:]:
+            self.mount(chunk, before=self._live)
+        self._live.set_blocks(blocks, previous=self._last_sealed)
+
+    def _split(self, text: str) -> list[Block]:
+        """Parse the unsealed part of `text`, seal its closed blocks, return the open one."""
+        tail = text[self._sealed :]
+        blocks = parse(tail)
+        if len(blocks) > 1:  # all but the last are closed: they can no longer change
+            closed, blocks = blocks[:-1], blocks[-1:]
+            starts = line_offsets(tail)
+            self._sealed += starts[min(blocks[0].line, len(starts) - 1)]
+            self._seal(closed)
+        return blocks
+
+    def _seal(self, closed: list[Block]) -> None:
+        last = self._sealed_chunks[-1] if self._sealed_chunks else None
+        if last is not None and len(last.blocks) + len(closed) <= CHUNK_BLOCKS:
+            last.extend(closed)
+        else:
+            self._sealed_chunks.append(MarkdownChunk(closed, previous=self._last_sealed))
+        self._last_sealed = closed[-1]
 
     async def finish(self) -> None:
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+        """The reply is complete (or stopped): draw everything now."""
+        if self.is_mounted:
+            self._flush()
 
     async def finish_with(self, text: str) -> None:
         """End the stream; if the final text differs from what streamed, show the final text."""
-        await self.finish()
         if text and text != self.text:
-            self.text = text
-            await self.update(text)
+            await self._reset(text)
+        else:
+            await self.finish()
+
+    async def _reset(self, text: str) -> None:
+        self.text = text
+        self._sealed, self._last_sealed = 0, None
+        chunks, self._sealed_chunks = self._sealed_chunks, []
+        if chunks:
+            await self.remove_children(chunks)
+        await self.finish()
 
     async def interrupt(self, note: str) -> None:
-        await self.finish()
         self.add_class("-interrupted")
-        await self.append(f"\n\n*{note}*")
+        self.text += f"\n\n*{note}*"
+        await self.finish()

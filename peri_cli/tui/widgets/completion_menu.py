@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from peri_cli.tui.completion import Candidate
+if TYPE_CHECKING:
+    from peri_cli.tui.completion import Candidate
 
 
 class CompletionMenu(OptionList, can_focus=False):

@@ -1,57 +1,30 @@
-"""The scrolling conversation. On resume only the newest items are mounted; older ones load on
-demand in pages, so a long session opens fast and stays smooth."""
+"""The scrolling conversation. On resume only the newest items are mounted (a screenful before the
+first paint, the rest of the page right after it); older ones load on demand in pages, so a long
+session opens fast and stays smooth."""
 
 from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from peri_cli.tui.items import (
-    AssistantItem,
-    Item,
-    SeparatorItem,
-    SummaryItem,
-    ToolItem,
-    UserItem,
-)
-from peri_cli.tui.widgets.assistant_message import AssistantMessage
-from peri_cli.tui.widgets.folded_text import FoldedText
 from peri_cli.tui.widgets.load_earlier import LoadEarlier
-from peri_cli.tui.widgets.separator import Separator
-from peri_cli.tui.widgets.tool_call import ToolCallView
-from peri_cli.tui.widgets.user_message import UserMessage
+
+if TYPE_CHECKING:
+    from peri_cli.tui.items import Item
 
 PAGE = 50
+FIRST_PAINT = 12  # newest items mounted before the first paint: more than a screenful
 
 
-def widgets_for(item: Item) -> list[Widget]:
-    match item:
-        case UserItem(text=text):
-            return [UserMessage(text)]
-        case AssistantItem(text=text, thinking=thinking):
-            out: list[Widget] = []
-            if thinking.strip():
-                out.append(FoldedText("Thinking", thinking, classes="-thinking"))
-            if text.strip():
-                out.append(AssistantMessage(text))
-            return out
-        case ToolItem():
-            view = ToolCallView(item.id, item.name, item.input)
-            if item.output is not None:
-                view.set_result(item.output, item.is_error)
-            else:
-                view.set_state("cancelled")
-            return [view]
-        case SeparatorItem():
-            return [
-                Separator(
-                    item.strategy, item.tokens_before, item.tokens_after, item.affected, item.detail
-                )
-            ]
-        case SummaryItem(title=title, text=text):
-            return [FoldedText(title, text)]
-    return []
+def widgets_for_items(items: list[Item]) -> list[Widget]:
+    # imported on first use: the empty shell draws without the message widgets
+    from peri_cli.tui.views import widgets_for
+
+    return [w for item in items for w in widgets_for(item)]
 
 
 class Conversation(VerticalScroll, can_focus=False):
@@ -67,6 +40,8 @@ class Conversation(VerticalScroll, can_focus=False):
         super().__init__(id=id)
         self.page = page
         self._hidden: list[Item] = []  # older items not mounted yet, oldest first
+        self._shown_at = 0  # bumped by each show_items: a pending fill of an older one stops
+        self._mounting = asyncio.Lock()  # older items are mounted one batch at a time
         self._load_earlier = LoadEarlier()
         self._load_earlier.display = False
 
@@ -81,32 +56,54 @@ class Conversation(VerticalScroll, can_focus=False):
         return len(self._hidden)
 
     async def show_items(self, items: list[Item]) -> None:
-        """Replace the conversation with these items, mounting only the newest page."""
+        """Replace the conversation with these items, mounting only the newest page: the newest
+        few now, the rest of the page after the next paint."""
         await self.remove_children([w for w in self.children if w is not self._load_earlier])
-        self._hidden = list(items[: -self.page] if len(items) > self.page else [])
+        first = min(self.page, FIRST_PAINT)
+        self._hidden = list(items[:-first] if len(items) > first else [])
         shown = items[len(self._hidden) :]
-        widgets = [w for item in shown for w in widgets_for(item)]
+        widgets = widgets_for_items(shown)
         if widgets:
             await self.mount_all(widgets)
         self._update_load_earlier()
         self.anchor()
+        self._shown_at += 1
+        if self._hidden and self.page > first:
+            shown_at, more = self._shown_at, self.page - first
+            self.call_after_refresh(self._fill, shown_at, more)
+
+    def _fill(self, shown_at: int, count: int) -> None:
+        if shown_at == self._shown_at:
+            self.run_worker(self._mount_older(count, shown_at), group="fill")
+
+    async def _mount_older(self, count: int, shown_at: int) -> None:
+        """Mount `count` more of the hidden items above the shown ones; the view stays put."""
+        async with self._mounting:
+            if shown_at != self._shown_at or not self._hidden:
+                return
+            batch, self._hidden = self._hidden[-count:], self._hidden[:-count]
+            widgets = widgets_for_items(batch)
+            await self.mount_all(widgets, after=self._load_earlier)
+            self._update_load_earlier()
 
     async def load_earlier(self) -> None:
         """Mount the previous page above what is shown, keeping the view where it was."""
-        if not self._hidden:
-            return
-        batch, self._hidden = self._hidden[-self.page :], self._hidden[: -self.page]
-        widgets = [w for item in batch for w in widgets_for(item)]
-        first = next((w for w in self.children if w is not self._load_earlier), None)
-        self.release_anchor()
-        await self.mount_all(widgets, after=self._load_earlier)
-        self._update_load_earlier()
-        if first is not None:
-            self.call_after_refresh(self.scroll_to_widget, first, top=True, animate=False)
+        async with self._mounting:
+            if not self._hidden:
+                return
+            batch, self._hidden = self._hidden[-self.page :], self._hidden[: -self.page]
+            widgets = widgets_for_items(batch)
+            first = next((w for w in self.children if w is not self._load_earlier), None)
+            self.release_anchor()
+            await self.mount_all(widgets, after=self._load_earlier)
+            self._update_load_earlier()
+            if first is not None:
+                self.call_after_refresh(self.scroll_to_widget, first, top=True, animate=False)
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
-        if new <= 0 < old and self._hidden:  # the reader scrolled to the top: fetch more
+        # the reader scrolled to the top (not a layout that left nothing to scroll): fetch more
+        if new <= 0 < old and self._hidden and self.max_scroll_y > 0:
             self.run_worker(self.load_earlier(), exclusive=True, group="load-earlier")
 
     def _update_load_earlier(self) -> None:

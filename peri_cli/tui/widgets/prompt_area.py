@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from peri_cli.core.commands import COMMANDS
-from peri_cli.tui.completion import Candidate, WorkspaceFiles, slash_candidates
 from peri_cli.tui.format import markup, one_line
 from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.widgets.completion_menu import CompletionMenu
-from peri_cli.tui.widgets.prompt_input import PromptInput
+from peri_cli.tui.widgets.prompt_input import PLACEHOLDER, PromptInput
+
+if TYPE_CHECKING:  # the completion modules load on the first keystroke, not at start-up
+    from peri_cli.tui.completion import Candidate, WorkspaceFiles
 
 
 def index_of(text: str, location: tuple[int, int]) -> int:
@@ -43,13 +45,20 @@ class PromptArea(Vertical):
             super().__init__()
             self.text = text
 
-    def __init__(self, history: PromptHistory, files: WorkspaceFiles, workspace: str = "") -> None:
+    def __init__(
+        self,
+        history: PromptHistory,
+        files: WorkspaceFiles | None,
+        workspace: str = "",
+        *,
+        placeholder: str = PLACEHOLDER,
+    ) -> None:
         super().__init__()
         self.history = history
-        self.files = files
+        self.files = files  # None until the workspace is known: no `@path` completion yet
         self.workspace = workspace
         self.menu = CompletionMenu(id="completion")
-        self.input = PromptInput(id="prompt")
+        self.input = PromptInput(id="prompt", placeholder=placeholder)
         self.queued = Static("", id="queued")
         self.queued.display = False
         self._quiet = False  # the next change came from history, not typing: no popup
@@ -60,8 +69,19 @@ class PromptArea(Vertical):
         yield self.input
 
     def on_mount(self) -> None:
+        self._walk()
+
+    def attach(self, history: PromptHistory, files: WorkspaceFiles, workspace: str) -> None:
+        """Where the prompt's history and `@path`s come from, once the workspace is known."""
+        self.history, self.files, self.workspace = history, files, workspace
+        if self.is_mounted:
+            self._walk()
+
+    def _walk(self) -> None:
         # Walk the workspace in the background so the first `@` does not stall the prompt.
-        self.run_worker(asyncio.to_thread(lambda: self.files.files), exclusive=True, group="walk")
+        files = self.files
+        if files is not None:
+            self.run_worker(asyncio.to_thread(lambda: files.files), exclusive=True, group="walk")
 
     @property
     def text(self) -> str:
@@ -90,11 +110,15 @@ class PromptArea(Vertical):
     # completion
 
     def _candidates(self) -> list[Candidate]:
+        from peri_cli.tui.completion import slash_candidates
+
         text = self.input.text
         if "\n" not in text:
             slash = slash_candidates(text)
             if slash:
                 return slash
+        if self.files is None:
+            return []
         cursor = index_of(text, self.input.cursor_location)
         return self.files.candidates(text, cursor)
 
@@ -128,6 +152,8 @@ class PromptArea(Vertical):
         if candidate is None:
             self.close_menu()
             return
+        from peri_cli.core.commands import COMMANDS
+
         self._apply(candidate)
         name = candidate.replacement.strip().lstrip("/")
         takes_argument = name in COMMANDS and bool(COMMANDS[name].usage)

@@ -51,13 +51,13 @@ class PromptInput(TextArea):
             super().__init__()
             self.key = key
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, placeholder: str = PLACEHOLDER) -> None:
         super().__init__(
             id=id,
             soft_wrap=True,
             show_line_numbers=False,
             tab_behavior="focus",
-            placeholder=PLACEHOLDER,
+            placeholder=placeholder,
             highlight_cursor_line=False,
         )
         self.menu_open = False

@@ -35,6 +35,8 @@ class Status:
 
 
 def render_status(s: Status, now: float) -> str:
+    if not s.model and s.busy_since is not None:  # starting: nothing known yet but that
+        return _activity(s, now)
     parts = [f"[b]{markup(s.model)}[/b]", markup(s.provider)]
     parts.append(f"[{MODE_COLORS.get(s.mode, '$text')}]{markup(s.mode)}[/]")
     if s.window:
@@ -48,10 +50,14 @@ def render_status(s: Status, now: float) -> str:
     parts.append(cost(s.cost_usd))
     line = " · ".join(parts)
     if s.busy_since is not None:
-        spent = now - s.busy_since
-        frame = SPINNER[int(spent * 10) % len(SPINNER)]
-        line = f"[$accent]{frame} {markup(s.activity or 'working')} {elapsed(spent)}[/]  " + line
+        line = _activity(s, now) + "  " + line
     return line
+
+
+def _activity(s: Status, now: float) -> str:
+    spent = now - (s.busy_since or now)
+    frame = SPINNER[int(spent * 10) % len(SPINNER)]
+    return f"[$accent]{frame} {markup(s.activity or 'working')} {elapsed(spent)}[/]"
 
 
 class StatusBar(Static):

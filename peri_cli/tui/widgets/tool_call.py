@@ -6,10 +6,12 @@ import json
 from typing import Any, Literal
 
 from rich.text import Text
-from textual.widgets import Collapsible, Static
+from textual.widget import Widget
+from textual.widgets import Static
 
 from peri_cli.tui.format import markup, one_line
 from peri_cli.tui.widgets.diff_view import DiffView, diff_for
+from peri_cli.tui.widgets.fold import Fold
 
 RESULT_LINES = 12
 LINE_CHARS = 240
@@ -56,33 +58,35 @@ def outcome(output: str, is_error: bool) -> str:
     return one_line(lines[0], 50) if len(lines) == 1 else f"{len(lines)} lines"
 
 
-class ToolCallView(Collapsible):
+class ToolCallView(Fold):
     DEFAULT_CSS = """
-    ToolCallView {
-        margin: 1 0 0 0;
-        padding: 0;
-        border: none;
-        background: transparent;
-    }
-    ToolCallView > Contents { padding: 0 0 0 4; }
+    ToolCallView { margin: 1 0 0 0; }
+    ToolCallView > .fold--body { padding: 0 0 0 4; }
     ToolCallView .detail { color: $text-muted; }
     ToolCallView .result { color: $text-muted; }
     ToolCallView.-error .result { color: $error; }
     """
 
     def __init__(self, call_id: str, name: str, tool_input: dict[str, Any] | None = None) -> None:
+        super().__init__()
         self.call_id = call_id
         self.name_ = name
         self.tool_input: dict[str, Any] | None = None
         self.state: State = "pending"
         self.output: str | None = None
-        self._detail = Static("", classes="detail")
-        self._result = Static("", classes="result")
+        self._detail_text: Text | None = None  # the input beyond the title, when there is more
+        self._result_text: Text | None = None  # the trimmed result, when the title cannot hold it
         self._diff: DiffView | None = None
-        super().__init__(self._detail, self._result, title="", collapsed=True)
-        self._detail.display = False
-        self._result.display = False
+        self._detail: Static | None = None  # the body's widgets, built on the first expand
+        self._result: Static | None = None
         self.set_input(tool_input)
+
+    def build_body(self) -> list[Widget]:
+        self._detail = Static(self._detail_text or "", classes="detail")
+        self._detail.display = self._detail_text is not None
+        self._result = Static(self._result_text or "", classes="result")
+        self._result.display = self._result_text is not None
+        return [self._detail, *([self._diff] if self._diff else []), self._result]
 
     def _refresh_title(self) -> None:
         args = summarize_input(self.name_, self.tool_input)
@@ -103,9 +107,8 @@ class ToolCallView(Collapsible):
         diff = diff_for(self.name_, tool_input)
         if diff is not None and self._diff is None:
             self._diff = DiffView(diff)
-            self._contents_list.insert(1, self._diff)
-            if self.is_mounted:
-                self.query_one(Collapsible.Contents).mount(self._diff, after=self._detail)
+            if self.body is not None and self._detail is not None:
+                self.body.mount(self._diff, after=self._detail)
             self.collapsed = False
         key = _MAIN_ARG.get(self.name_)
         extra = {k: v for k, v in tool_input.items() if k != key}
@@ -120,8 +123,10 @@ class ToolCallView(Collapsible):
                 indent=1,
                 default=str,
             )
-            self._detail.update(Text(trim_output(text, 20)[0]))
-            self._detail.display = True
+            self._detail_text = Text(trim_output(text, 20)[0])
+            if self._detail is not None:
+                self._detail.update(self._detail_text)
+                self._detail.display = True
         self._refresh_title()
 
     def set_state(self, state: State) -> None:
@@ -135,9 +140,12 @@ class ToolCallView(Collapsible):
         body = Text(shown)
         if more:
             body.append(f"\n… {more} more lines", style="italic")
-        self._result.update(body)
         # a one-line result is all in the title already
-        self._result.display = "\n" in output.strip() or len(output.strip()) > 50
+        multi_line = "\n" in output.strip() or len(output.strip()) > 50
+        self._result_text = body if multi_line else None
+        if self._result is not None:
+            self._result.update(body)
+            self._result.display = multi_line
         self.set_class(is_error, "-error")
         if is_error:
             self.collapsed = False
