@@ -8,10 +8,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from peri_cli import __version__
 from peri_cli.core.modes import MODES
+
+if TYPE_CHECKING:
+    from peri_cli.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -96,6 +99,12 @@ def _sessions_command(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+def _build(args: argparse.Namespace) -> Runtime:
+    from peri_cli.runtime import build_runtime
+
+    return build_runtime(args, os.environ)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -106,10 +115,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")
         if args.print and args.resume == "":
             raise UsageError("-p with -r needs a session ID (the picker is interactive)")
-        from peri_cli.runtime import StartupError, build_runtime
+        if not args.print and not args.cont and args.resume is None:
+            # A new TUI session: draw the screen first, build the runtime after the first frame.
+            from peri_cli.tui.app import run_tui
+
+            return run_tui(lambda: _build(args), args.prompt)
+        from peri_cli.runtime import StartupError
 
         try:
-            runtime = build_runtime(args, os.environ)
+            runtime = _build(args)
         except StartupError as e:
             print(f"peri: error: {e}", file=sys.stderr)
             return e.exit_code
