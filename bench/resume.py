@@ -127,6 +127,7 @@ def profile_tui(env: dict[str, str], ws: Path, session: u.GenStats) -> str:
     from peri_cli.cli import build_parser
     from peri_cli.runtime import build_runtime
     from peri_cli.tui.app import PeriApp
+    from peri_cli.tui.widgets.assistant_message import AssistantMessage
 
     os.environ.update(env)
     old_cwd = Path.cwd()
@@ -140,8 +141,7 @@ def profile_tui(env: dict[str, str], ws: Path, session: u.GenStats) -> str:
         app = PeriApp(runtime, None)
         async with app.run_test(size=(120, 40)):
             while not any(
-                session.tail_marker in str(getattr(w, "source", ""))
-                for w in app.screen.query("Markdown")
+                session.tail_marker in w.text for w in app.screen.query(AssistantMessage)
             ):
                 await asyncio.sleep(0.01)
             prof.disable()

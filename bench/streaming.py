@@ -228,6 +228,7 @@ def profile_peri(url: str, reply: str, env: dict[str, str], ws: Path, top: int =
     from peri_cli.cli import build_parser
     from peri_cli.runtime import build_runtime
     from peri_cli.tui.app import PeriApp
+    from peri_cli.tui.widgets.assistant_message import AssistantMessage
 
     os.environ.update(env)
     os.chdir(ws)
@@ -240,9 +241,7 @@ def profile_peri(url: str, reply: str, env: dict[str, str], ws: Path, top: int =
         async with app.run_test(size=(120, 40)):
             t = time.perf_counter()
             prof.enable()
-            while not any(
-                END in str(getattr(m, "source", "")) for m in app.screen.query("Markdown")
-            ):
+            while not any(END in m.text for m in app.screen.query(AssistantMessage)):
                 await asyncio.sleep(0.05)
             prof.disable()
             return time.perf_counter() - t
