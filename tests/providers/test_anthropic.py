@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,18 +31,13 @@ from peri_cli.core.retry import Retrying, stream_with_retries
 from peri_cli.providers import RAW_INPUT_KEY, make_provider
 from peri_cli.providers.anthropic import AnthropicProvider, build_params, count_breakpoints
 from tests.fakeserver import FakeServer
+from tests.providers.streams import collect
 
 KEY = "sk-ant-FAKE-KEY-do-not-leak-4242"
 FROZEN = "You are Peri.\nFrozen base prompt — bytes that never change."
 READ = ToolSpec(
     "Read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}
 )
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -61,16 +55,6 @@ def request(
         messages=list(messages),
         tools=tools or [],
     )
-
-
-async def collect(
-    provider: AnthropicProvider, req: ModelRequest
-) -> tuple[list[StreamEvent], MessageCompleted]:
-    events = [e async for e in provider.stream(req)]
-    last = events[-1]
-    assert isinstance(last, MessageCompleted)
-    assert not any(isinstance(e, MessageCompleted) for e in events[:-1])
-    return events[:-1], last
 
 
 async def test_text_streams_word_by_word(server: FakeServer, provider: AnthropicProvider) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from peri_cli.core.messages import (
@@ -30,18 +28,13 @@ from peri_cli.core.provider import (
 from peri_cli.providers import RAW_INPUT_KEY, make_provider
 from peri_cli.providers.openai import OpenAIProvider
 from tests.fakeserver import FakeServer
+from tests.providers.streams import collect
 
 KEY = "sk-proj-FAKE-KEY-do-not-leak-4242"
 FROZEN = "You are Peri.\nFrozen base prompt — bytes that never change.\n"
 READ = ToolSpec(
     "Read", "Read a file", {"type": "object", "properties": {"path": {"type": "string"}}}
 )
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with FakeServer() as srv:
-        yield srv
 
 
 @pytest.fixture
@@ -59,15 +52,6 @@ def request(
         messages=list(messages),
         tools=tools or [],
     )
-
-
-async def collect(
-    provider: OpenAIProvider, req: ModelRequest
-) -> tuple[list[StreamEvent], MessageCompleted]:
-    events = [e async for e in provider.stream(req)]
-    last = events[-1]
-    assert isinstance(last, MessageCompleted)
-    return events[:-1], last
 
 
 async def test_text_streams_and_usage_maps_cached_tokens(
