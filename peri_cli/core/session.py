@@ -270,7 +270,8 @@ class SessionStore:
         return child
 
     def list(self) -> list[SessionInfo]:
-        """Newest first, from the sidecars; a missing or stale sidecar is rebuilt from the file."""
+        """Newest first, from the sidecars (a missing or stale one is rebuilt from the file).
+        Sessions that never got a message are left out."""
         if not self.root.is_dir():
             return []
         infos: list[SessionInfo] = []
@@ -282,7 +283,8 @@ class SessionStore:
                 except (TranscriptError, OSError, ValueError):
                     continue
                 _write_sidecar(path, info)
-            infos.append(info)
+            if info.message_count or info.parent:  # a TUI opened and closed unused is no session
+                infos.append(info)
         infos.sort(key=lambda i: (i.updated, i.id), reverse=True)
         return infos
 

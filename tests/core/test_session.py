@@ -172,3 +172,14 @@ def test_open_uses_the_sidecar_and_shows_older_history_on_demand(store: SessionS
         f"m{i}" for i in range(5)
     ]
     again.close()
+
+
+def test_sessions_that_never_got_a_message_are_not_listed(store: SessionStore) -> None:
+    empty = store.create(Snapshot(system="s"))
+    empty.close()
+    used = store.create(Snapshot(system="s"))
+    used.append(say("hello"))
+    used.close()
+    assert [i.id for i in store.list()] == [used.id]
+    assert store.latest() == used.id
+    assert store.resolve(empty.id) == empty.id  # still there, still resumable by id
