@@ -79,6 +79,9 @@ class Runtime:
 
     @property
     def credentials_problem(self) -> str | None:
+        """Why no model can be reached; None once a provider exists (e.g. one a test injected)."""
+        if self._provider is not None:
+            return None
         return credentials_problem(self.provider_name, self.env)
 
     def provider(self) -> Provider:

@@ -13,9 +13,9 @@ from peri_cli.tui.widgets.notice import Level
 
 
 def no_key_problem(runtime: Runtime) -> str | None:
-    """How to make the provider reachable, or None when it is (or a provider was injected)."""
+    """How to make the provider reachable, or None when it is."""
     problem = runtime.credentials_problem
-    if not problem or runtime._provider is not None:
+    if not problem:
         return None
     return (
         f"{problem}\nPeri is open, but cannot reach a model until then. For example:\n"
