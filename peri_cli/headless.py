@@ -158,11 +158,10 @@ async def _run_command(agent: Agent, name: str, argument: str, out: _Output) -> 
         out.result = "Cleared the visible history; the session keeps its frozen prompt."
         out.line({"type": "system", "subtype": "clear", "session_id": agent.session.id})
         return
-    compactor = getattr(agent.compactor, "compact_now", None)
-    if compactor is None:
+    if agent.compactor is None:
         out.error = "compaction is not available in this build"
         return
-    async for event in compactor(agent, argument or None):
+    async for event in agent.compactor.compact_now(agent, argument or None):
         out.event(event)
         if isinstance(event, Compacted):
             out.result = (

@@ -28,7 +28,13 @@ from peri_cli.core.messages import (
 )
 from peri_cli.core.permissions import PermissionPolicy
 from peri_cli.core.projection import project
-from peri_cli.core.provider import MessageCompleted, ModelRequest, Provider, ProviderError
+from peri_cli.core.provider import (
+    RAW_INPUT_KEY,
+    MessageCompleted,
+    ModelRequest,
+    Provider,
+    ProviderError,
+)
 from peri_cli.core.retry import stream_with_retries
 from peri_cli.core.session import Session
 from peri_cli.core.tools import ToolContext, ToolError, ToolOutput, ToolRegistry, parse_params
@@ -39,6 +45,10 @@ class CompactHook(Protocol):
     """Runs in the Compact phase before every model call (the compaction module fills it)."""
 
     def before_request(self, agent: Agent) -> AsyncIterator[Event]: ...
+
+    def compact_now(self, agent: Agent, focus: str | None) -> AsyncIterator[Event]:
+        """`/compact [focus]`: a Full compact now, whatever the pressure."""
+        ...
 
 
 @dataclass
@@ -206,7 +216,7 @@ class Agent:
                 f"Unknown tool {item.use.name!r}. Available tools: {names}."
             )
             return
-        if "_raw" in item.use.input and len(item.use.input) == 1:
+        if RAW_INPUT_KEY in item.use.input and len(item.use.input) == 1:
             item.output = ToolOutput.error(
                 f"The arguments for {tool.name} were not valid JSON. Send a JSON object "
                 "matching the tool's input schema."

@@ -356,10 +356,6 @@ def active_directives(entries: Sequence[Entry]) -> dict[str, list[Directive]]:
     return by_message
 
 
-def directive_keys(entries: Sequence[Entry]) -> set[str]:
-    return {k for ds in active_directives(entries).values() for k in (d.key for d in ds)}
-
-
 def render(
     visible: Sequence[MessageEntry], directives: Mapping[str, Sequence[Directive]]
 ) -> list[Message]:

@@ -8,6 +8,11 @@ from typing import Any, Literal, Protocol
 
 from peri_cli.core.messages import Message, Usage
 
+# Tool input that was not a JSON object (a model sending nonsense) arrives as {RAW_INPUT_KEY: text}.
+# It stays a dict so the message can be stored and sent back; the loop answers it with an error
+# tool_result so the model can try again.
+RAW_INPUT_KEY = "_raw"
+
 
 @dataclass(frozen=True)
 class ToolSpec:

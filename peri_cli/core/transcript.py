@@ -310,18 +310,6 @@ def read_older(path: Path, before: int, limit: int) -> tuple[list[Entry], int]:
     return found, next_before
 
 
-def load_lenient(path: Path) -> LoadResult:
-    """Like `load`, but keeps every line that parses (used to fork a damaged file)."""
-    entries: list[Entry] = []
-    warnings: list[str] = []
-    for number, line in enumerate(_read(path).splitlines(), start=1):
-        try:
-            entries.append(parse_entry(line.decode("utf-8")))
-        except (ValidationError, UnicodeDecodeError, ValueError):
-            warnings.append(f"{path.name}: skipped corrupt line {number}")
-    return LoadResult(header=_check_header(path, entries), entries=entries, warnings=warnings)
-
-
 class TranscriptWriter:
     """The one writer of a session file; holds an exclusive lock for as long as it is open."""
 

@@ -11,14 +11,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from peri_cli.core.provider import Provider
+from peri_cli.core.provider import RAW_INPUT_KEY, Provider
 
 PROVIDERS = ("anthropic", "openai", "scripted")
-
-# Tool input that was not a JSON object (a model sending nonsense) arrives as {RAW_INPUT_KEY: text}.
-# It stays a dict so the message can be stored and sent back; the tool's parameter validation
-# rejects it, so the loop answers with an error tool_result and the model can try again.
-RAW_INPUT_KEY = "_raw"
 
 
 def make_provider(

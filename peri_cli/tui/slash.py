@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -114,15 +114,15 @@ class SlashCommands:
 
     async def cmd_compact(self, arg: str) -> None:
         app = self.app
-        compact_now: Any = getattr(app.agent.compactor, "compact_now", None)
-        if compact_now is None:
+        compactor = app.agent.compactor
+        if compactor is None:
             await app.notice(
                 "Compaction is not available in this build yet: nothing was changed. "
                 "/clear empties the visible history instead.",
                 "warning",
             )
             return
-        await app.run_events(compact_now(app.agent, arg or None), "compacting")
+        await app.run_events(compactor.compact_now(app.agent, arg or None), "compacting")
 
     async def cmd_resume(self, _arg: str) -> None:
         await self.app.open_picker()
