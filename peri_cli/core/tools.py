@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from peri_cli.core.childenv import child_env
 from peri_cli.core.messages import ImagePart, TextPart
 from peri_cli.core.provider import ToolSpec
 
@@ -17,10 +20,12 @@ ToolKind = Literal["read", "write", "execute", "external"]
 
 @dataclass(frozen=True)
 class ToolContext:
-    """What a running tool may know: where the workspace is and where it may keep side files."""
+    """What a running tool may know: where the workspace is, where it may keep side files, and
+    the environment its child processes start with (Peri's credentials already removed)."""
 
     workspace: Path
     session_dir: Path
+    env: Mapping[str, str] = field(default_factory=lambda: child_env(os.environ))
 
     def resolve(self, file_path: str) -> Path:
         """A model-given path, relative ones against the workspace, with `~` expanded."""
