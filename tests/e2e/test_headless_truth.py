@@ -1,4 +1,4 @@
-"""Issue 10, "Headless tells the truth": denials, errors as JSON, causal stream order, stdin, ids."""
+"""Issue 10, "Headless tells the truth": denials, JSON errors, causal stream order, stdin, ids."""
 
 from __future__ import annotations
 
