@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from peri_cli.core.agent_types import discover_agent_types
+from peri_cli.core.childenv import child_env
 from peri_cli.core.compaction import CompactConfig, Compactor
-from peri_cli.core.contributions import default_chain
 from peri_cli.core.extra_tools import offer_extra_tools
+from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.guides import discover_guides
 from peri_cli.core.loop import Agent
 from peri_cli.core.models import context_window, default_model
@@ -19,6 +21,7 @@ from peri_cli.core.provider import Provider
 from peri_cli.core.session import Session, SessionNotFound, SessionStore
 from peri_cli.core.settings import Settings, SettingsError, load_settings, peri_home_from_env
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
+from peri_cli.core.subagents import SubagentManager
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import Snapshot, TranscriptError
@@ -72,6 +75,7 @@ class Runtime:
     warnings: list[str] = field(default_factory=list)
     session: Session | None = None
     agent: Agent | None = None
+    subagents: SubagentManager | None = None
     _provider: Provider | None = None
 
     @property
@@ -148,29 +152,47 @@ class Runtime:
         return session
 
     def make_agent(self, session: Session) -> Agent:
+        """The session's main agent, built by the core's factory, with its SubAgent manager."""
         from peri_cli.tools import builtin_tools
+        from peri_cli.tools.agent import AgentTool
 
-        registry = ToolRegistry()
-        for tool in builtin_tools():
-            registry.add(tool)
-        offer_extra_tools(registry)
-        return Agent(
-            session=session,
+        home = Path(self.env.get("HOME", str(Path.home())))
+        catalog = discover_agent_types(self.workspace, home)
+        agent_tool = AgentTool(catalog)
+
+        def make_tools() -> ToolRegistry:
+            registry = ToolRegistry()
+            for tool in builtin_tools():
+                registry.add(tool)
+            registry.add(agent_tool)
+            offer_extra_tools(registry)
+            return registry
+
+        factory = AgentFactory(
             provider=_LazyProvider(self),
-            model=self.model,
-            tools=registry,
-            policy=PermissionPolicy(mode=self.mode, workspace=self.workspace),
-            chain=default_chain(),
-            compactor=self.make_compactor(),
-            max_turns=self.max_turns,
+            workspace=self.workspace,
+            make_tools=make_tools,
+            make_compactor=self.make_compactor,
+            env=child_env(self.env),
         )
+        policy = PermissionPolicy(mode=self.mode, workspace=self.workspace)
+        agent = factory.build(
+            session, AgentConfig(model=self.model, policy=policy, max_turns=self.max_turns)
+        )
+        self.subagents = agent_tool.runner = SubagentManager(agent, factory, catalog)
+        self.warnings.extend(catalog.problems)
+        return agent
 
     def make_compactor(self) -> Compactor:
         """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
         return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
 
     def close(self) -> None:
-        """End the run: stop background commands the model started, release the session."""
+        """End the run: stop background commands and SubAgents, release the session."""
+        if self.subagents is not None:
+            for child in self.subagents.children.values():
+                if child.task is not None and not child.task.done():
+                    child.task.cancel()  # the caller's event loop is ending: mark them stopped
         if self.agent is not None:
             for tool in self.agent.tools.direct.values():
                 stop = getattr(tool, "terminate_background", None)
