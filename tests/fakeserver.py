@@ -40,7 +40,8 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
                                                   events (default 1)
   {"delay": 0.05}                                 seconds to sleep before each event
   {"invalid_json_at": K}                          a `data:` line of broken JSON before event K
-                                                  (the rest of the stream follows)
+                                                  (the rest of the stream follows); with
+                                                  "bad_data": "42" that line holds "42" instead
   {"no_usage": true}                              report no usage at all (OpenAI: no usage chunk
                                                   even when asked; Anthropic: none in
                                                   message_start / message_delta)
@@ -684,7 +685,8 @@ class _Reply:
             events = [*events[:at], sse("error", {"type": "error", "error": error})]
         if self.item.get("invalid_json_at") is not None:
             at = int(self.item["invalid_json_at"])
-            events.insert(at, f"event: content_block_delta\ndata: {BROKEN_JSON}\n\n".encode())
+            bad = self.item.get("bad_data", BROKEN_JSON)
+            events.insert(at, f"event: content_block_delta\ndata: {bad}\n\n".encode())
         yield from events
 
     # -- OpenAI --
@@ -787,7 +789,8 @@ class _Reply:
             events = [*events[:at], f"data: {json.dumps({'error': error})}\n\n".encode()]
         if self.item.get("invalid_json_at") is not None:
             at = int(self.item["invalid_json_at"])
-            events.insert(at, f"data: {BROKEN_JSON}\n\n".encode())
+            bad = self.item.get("bad_data", BROKEN_JSON)
+            events.insert(at, f"data: {bad}\n\n".encode())
         yield from events
 
 

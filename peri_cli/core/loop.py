@@ -134,7 +134,8 @@ class Agent:
             async for event in self._use_tools(reply[0].message.tool_uses, results):
                 yield event
             self._commit(reply[0], results)
-            yield AssistantMessage(reply[0].message, reply[0].usage, reply[0].stop_reason)
+            usage = reply[0].usage or Usage()  # TODO(lead): estimate
+            yield AssistantMessage(reply[0].message, usage, reply[0].stop_reason)
             if not results:
                 yield TurnEnded("done")
                 return
@@ -158,7 +159,7 @@ class Agent:
 
     def _commit(self, completed: MessageCompleted, results: list[ToolResultPart]) -> None:
         """The assistant message and all its tool results land together, in one write."""
-        usage = completed.usage
+        usage = completed.usage or Usage()  # TODO(lead): estimate
         self.last_usage = usage
         self.usage_total = self.usage_total + usage
         entries = [
