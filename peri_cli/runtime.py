@@ -212,6 +212,11 @@ class _LazyProvider:
     def stream(self, request):  # type: ignore[no-untyped-def]
         return self._runtime.provider().stream(request)
 
+    async def list_models(self) -> list[str] | None:
+        """The provider's model list (None: it has none); the SDK is imported on first ask."""
+        lister = getattr(self._runtime.provider(), "list_models", None)  # test doubles may lack it
+        return None if lister is None else await lister()
+
 
 def _display(path: Path, workspace: Path) -> str:
     try:
