@@ -154,7 +154,7 @@ class PeriApp(App[int]):
         )
 
     async def on_mount(self) -> None:
-        if self.slot.pending:
+        if self.slot.pending or (self.slot.runtime and self.slot.runtime.trust_pending):
             self.status.busy("starting")
             self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
             return
@@ -162,7 +162,7 @@ class PeriApp(App[int]):
 
     async def _start(self) -> None:
         try:
-            runtime = await self.slot.build()
+            runtime = self.slot.runtime or await self.slot.build()
         except Exception as e:
             from peri_cli.runtime import StartupError
 
@@ -175,6 +175,9 @@ class PeriApp(App[int]):
         self.history = self._history or PromptHistory(runtime.peri_home / HISTORY_FILE)
         files = WorkspaceFiles(runtime.workspace)
         self.prompt_area.attach(self.history, files, str(runtime.workspace))
+        from peri_cli.tui.screens.trust_dialog import settle_trust
+
+        await settle_trust(self, runtime)  # before the session: it decides mode and guides
         await self._attach_runtime(runtime)
         # the invitation to type shows with the session, notices and status (in one frame)
         self.status.idle()
