@@ -163,6 +163,9 @@ class PeriApp(App[int]):
     async def _start(self) -> None:
         try:
             runtime = self.slot.runtime or await self.slot.build()
+            from peri_cli.tui.screens.trust_dialog import settle_trust  # the core is loaded now
+
+            await settle_trust(self, runtime)  # before the session: it decides mode and guides
         except Exception as e:
             from peri_cli.runtime import StartupError
 
@@ -175,9 +178,6 @@ class PeriApp(App[int]):
         self.history = self._history or PromptHistory(runtime.peri_home / HISTORY_FILE)
         files = WorkspaceFiles(runtime.workspace)
         self.prompt_area.attach(self.history, files, str(runtime.workspace))
-        from peri_cli.tui.screens.trust_dialog import settle_trust
-
-        await settle_trust(self, runtime)  # before the session: it decides mode and guides
         await self._attach_runtime(runtime)
         # the invitation to type shows with the session, notices and status (in one frame)
         self.status.idle()
