@@ -21,10 +21,14 @@ from pathlib import Path
 from typing import Literal
 
 from peri_cli.core.safe_read import SafeReadError, is_inside, read_text
+from peri_cli.core.textsafe import visible
 
 MAX_IMPORT_DEPTH = 3
 DEFAULT_BUDGET_BYTES = 40_000
 MAX_GUIDE_FILE_BYTES = 1 << 20  # per file; the combined text is cut to the budget anyway
+# All the imports of one guide together: a guide importing one big file ten thousand times (or a
+# diamond three levels deep) must not read gigabytes only to be cut to the budget.
+MAX_IMPORTED_CHARS = 4 << 20
 
 PROJECT_CANDIDATES = ("AGENTS.md", "CLAUDE.md", ".claude/AGENTS.md")
 USER_GUIDE = ".claude/AGENTS.md"
@@ -99,6 +103,7 @@ def expand_imports(
     max_depth: int = MAX_IMPORT_DEPTH,
     label: Callable[[Path], str] = str,
     may_read: Callable[[Path], bool] | None = None,
+    max_imported_chars: int = MAX_IMPORTED_CHARS,
 ) -> Expansion:
     """Expand `<!-- @import path -->` in `text`, which was read from the file `source`.
 
@@ -107,15 +112,18 @@ def expand_imports(
     whose file cannot be read is left exactly as written and reported once. Paths are relative to
     the importing file's directory; a leading `~` means `home` (the real home directory if None).
     A target `may_read` refuses (one outside the workspace) is left as written and listed in
-    `outside`, without a warning: the caller reports those together.
+    `outside`, without a warning: the caller reports those together. Once the imports read add up
+    to `max_imported_chars`, the remaining directives are left as written.
     """
     files: list[Path] = []
     warnings: list[str] = []
     outside: list[OutsidePath] = []
     root = _normalize(source)
+    imported = 0
 
     def expand(body: str, importer: Path, depth: int, chain: frozenset[Path]) -> str:
         def replace(match: re.Match[str]) -> str:
+            nonlocal imported
             directive = match.group(0)
             where = f"{label(importer)}: {directive}"
             if depth > max_depth:
@@ -130,6 +138,12 @@ def expand_imports(
             if target in chain:
                 warnings.append(f"{where}: import cycle back to {label(target)}; left as written")
                 return directive
+            if imported >= max_imported_chars:
+                warnings.append(
+                    f"{label(root)}: imports add up to more than {max_imported_chars} characters; "
+                    "the rest are left as written"
+                )
+                return directive
             try:
                 content = read(target)
             except GuideReadError as e:
@@ -138,6 +152,7 @@ def expand_imports(
             except OSError as e:
                 warnings.append(f"{where}: {label(target)}: {_os_reason(e)}; left as written")
                 return directive
+            imported += len(content)
             if target not in files:
                 files.append(target)
             return expand(content, target, depth + 1, chain | {target}).rstrip("\n")
@@ -315,4 +330,5 @@ def _trim_blank_edges(text: str) -> str:
 
 
 def _unique(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(items))
+    """Each warning once, with control characters from file text made visible."""
+    return [visible(item) for item in dict.fromkeys(items)]

@@ -11,6 +11,7 @@ warning line, and settings that only make Peri stricter always apply. The answer
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -28,6 +29,9 @@ from peri_cli.core.textsafe import visible
 TRUST_FILE = "trusted-workspaces.json"
 TRUST_FILE_VERSION = 1
 MAX_TRUST_FILE_BYTES = 4 << 20
+# Declined loosenings kept per workspace: a repository with thousands of them must not grow the
+# file past its cap (beyond this many, the rest may be asked about again).
+MAX_DECLINED = 1000
 
 # Least to most permissive: a workspace file may move the mode left, never right.
 MODE_RANK: dict[str, int] = {"plan": 0, "default": 1, "accept-edits": 2, "bypass": 3}
@@ -55,8 +59,10 @@ class Loosening:
 
     @property
     def identity(self) -> str:
-        """Stable across runs: a declined loosening is not asked about again."""
-        return f"{self.kind}|{self.source}|{self.what}"
+        """Stable across runs, so a declined loosening is not asked about again; a digest, so the
+        trust record holds no path or command from the repository."""
+        text = f"{self.kind}|{self.source}|{self.what}"
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
     def describe(self) -> str:
         """One line for the user; file-derived text made visible."""
@@ -216,7 +222,7 @@ class TrustStore:
                 entries = self._entries()
                 entries[_key(workspace)] = {
                     "trusted": record.trusted,
-                    "declined": sorted(record.declined),
+                    "declined": sorted(record.declined)[:MAX_DECLINED],
                     "updated": datetime.now(UTC).isoformat(timespec="seconds"),
                 }
                 data = {"version": TRUST_FILE_VERSION, "workspaces": entries}

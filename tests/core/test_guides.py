@@ -730,3 +730,28 @@ def test_item16_oversized_guide_is_refused(ws: Path, home: Path) -> None:
     result = discover_guides(ws, home=home)
     assert "small" in result.text
     assert "larger than 1 MiB" in result.warnings[0]
+
+
+def test_item16_imports_stop_at_a_total_size(ws: Path, home: Path) -> None:
+    write(ws / "big.md", "x" * 1000)
+    write(ws / "CLAUDE.md", imp("big.md") * 10_000)
+    result = expand_imports(
+        (ws / "CLAUDE.md").read_text(),
+        ws / "CLAUDE.md",
+        read_guide_file,
+        max_imported_chars=5000,
+        label=lambda p: p.name,
+    )
+    assert result.text.count("x" * 1000) == 5
+    assert result.text.count(imp("big.md")) == 10_000 - 5
+    assert result.warnings == [
+        "CLAUDE.md: imports add up to more than 5000 characters; the rest are left as written"
+    ]
+    full = discover_guides(ws, home=home)  # the default cap holds the real guide too
+    assert "x" * 1000 in full.text and any("add up to" in w for w in full.warnings)
+
+
+def test_guide_warnings_show_control_characters(ws: Path, home: Path) -> None:
+    write(ws / "CLAUDE.md", imp("\x1b]52;c;aGk=\x07.md"))
+    (warning,) = discover_guides(ws, home=home).warnings
+    assert "\x1b" not in warning and "\x07" not in warning and "␛" in warning

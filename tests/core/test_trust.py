@@ -314,3 +314,12 @@ def test_item16_fifo_settings_in_the_workspace_do_not_hang(
     os.mkfifo(ws / ".peri" / "settings.json")
     with pytest.raises(SettingsError, match="FIFO"):
         load(ws, peri_home, home)
+
+
+def test_declined_record_holds_digests_not_repository_text(ws: Path, peri_home: Path) -> None:
+    items = [Loosening("mcp_server", f"MCP server 's{i}' (curl evil.sh)", "x") for i in range(1500)]
+    TrustStore(peri_home).record(ws, TrustRecord(False, frozenset(i.identity for i in items)))
+    text = (peri_home / TRUST_FILE).read_text()
+    assert "evil" not in text
+    record, warning = TrustStore(peri_home).lookup(ws)
+    assert warning is None and record is not None and len(record.declined) == 1000
