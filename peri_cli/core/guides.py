@@ -198,7 +198,7 @@ def discover_guides(
 
     def may_read(path: Path) -> bool:
         # A missing path is let through, so it is reported as missing like any other.
-        return allow_outside or is_inside(path, workspace) or not os.path.lexists(path)
+        return allow_outside or is_inside(path, workspace) or not os.path.exists(path)
 
     def load(path: Path, text: str, confined: bool) -> None:
         files.append(path)

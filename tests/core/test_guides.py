@@ -755,3 +755,9 @@ def test_guide_warnings_show_control_characters(ws: Path, home: Path) -> None:
     write(ws / "CLAUDE.md", imp("\x1b]52;c;aGk=\x07.md"))
     (warning,) = discover_guides(ws, home=home).warnings
     assert "\x1b" not in warning and "\x07" not in warning and "␛" in warning
+
+
+def test_dangling_link_out_of_the_workspace_is_just_missing(ws: Path, home: Path) -> None:
+    (ws / "CLAUDE.md").symlink_to(ws.parent / "gone.md")
+    result = discover_guides(ws, home=home)
+    assert result.outside == [] and result.files == []
