@@ -13,18 +13,19 @@ from peri_cli.core.childenv import child_env
 from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.factory import AgentConfig, AgentFactory
-from peri_cli.core.guides import discover_guides
 from peri_cli.core.loop import Agent
 from peri_cli.core.models import context_window, default_model
 from peri_cli.core.permissions import Mode, PermissionPolicy
 from peri_cli.core.provider import Provider
 from peri_cli.core.session import Session, SessionNotFound, SessionStore
-from peri_cli.core.settings import Settings, SettingsError, load_settings, peri_home_from_env
+from peri_cli.core.settings import LoadedSettings, Settings, SettingsError, peri_home_from_env
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.core.subagents import SubagentManager
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import Snapshot, TranscriptError
+from peri_cli.core.trust import TrustRecord, TrustState, TrustStore, TrustStoreError
+from peri_cli.core.workspace import load_workspace, settle, workspace_guides
 
 
 class StartupError(Exception):
@@ -77,6 +78,52 @@ class Runtime:
     agent: Agent | None = None
     subagents: SubagentManager | None = None
     _provider: Provider | None = None
+    # Workspace trust (None: built without settings files, e.g. by a test: nothing to unlock).
+    trust: TrustState | None = None
+    loaded: LoadedSettings | None = None
+    mode_from_flag: bool = False
+    start_after_trust: bool = False  # a new session waits for the trust question's answer
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust is not None and self.trust.trusted
+
+    @property
+    def trust_pending(self) -> bool:
+        """The TUI must ask whether to trust the workspace before the session is attached."""
+        return self.trust is not None and self.trust.ask
+
+    def answer_trust(self, answer: bool | None) -> None:
+        """The user's answer (None: no answer, ask again next time): apply it to the settings,
+        record it, then start the session that waited for it."""
+        assert self.trust is not None
+        state = self.trust
+        state.ask = False
+        if answer is not None:
+            declined = frozenset(item.identity for item in state.loosenings)
+            record = TrustRecord(True) if answer else TrustRecord(False, declined)
+            try:
+                TrustStore(self.peri_home).record(self.workspace, record)
+            except TrustStoreError as e:
+                self.warnings.append(f"{e}; the answer holds for this run only")
+        if answer:
+            state.trusted, state.why = True, "recorded"
+            assert self.loaded is not None
+            self._apply_settings(settle(self.loaded, self.env, trusted=True))
+        else:
+            state.why = "declined" if answer is False else state.why
+            if warning := state.warning():
+                self.warnings.append(warning)
+        if self.start_after_trust:
+            self.start_after_trust = False
+            self.start_new()
+
+    def _apply_settings(self, loaded: LoadedSettings) -> None:
+        self.loaded, self.settings = loaded, loaded.settings
+        if not self.mode_from_flag:
+            self.mode = loaded.settings.permission_mode
+            if self.agent is not None:
+                self.agent.policy.mode = self.mode
 
     @property
     def context_window(self) -> int:
@@ -97,11 +144,9 @@ class Runtime:
         return self._provider
 
     def new_snapshot(self) -> Snapshot:
-        guides = discover_guides(
-            self.workspace,
-            home=Path(self.env.get("HOME", str(Path.home()))),
-            extra_paths=[Path(p).expanduser() for p in self.settings.guides.extra_paths],
-            budget_bytes=self.settings.guides.budget_bytes,
+        home = Path(self.env.get("HOME", str(Path.home())))
+        guides = workspace_guides(
+            self.workspace, home, self.loaded or self.settings, trusted=self.trusted
         )
         platform, is_git = detect_environment(self.workspace)
         inputs = SnapshotInputs(
@@ -173,7 +218,7 @@ class Runtime:
             workspace=self.workspace,
             make_tools=make_tools,
             make_compactor=self.make_compactor,
-            env=child_env(self.env),
+            env=child_env(self.env, self.settings.scrub_env),
         )
         policy = PermissionPolicy(mode=self.mode, workspace=self.workspace)
         agent = factory.build(
@@ -225,14 +270,29 @@ def _display(path: Path, workspace: Path) -> str:
         return str(path)
 
 
-def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
+def build_runtime(
+    args: argparse.Namespace, env: Mapping[str, str], *, interactive: bool = False
+) -> Runtime:
+    """The runtime for this run. `interactive` (the TUI) may leave the trust question open
+    (`trust_pending`): a new session then starts once `answer_trust` is called."""
     workspace = Path.cwd().resolve()
     peri_home = peri_home_from_env(env)
     try:
-        loaded = load_settings(workspace, peri_home, env)
+        loaded, trust = load_workspace(
+            workspace,
+            peri_home,
+            env,
+            home=Path(env.get("HOME", str(Path.home()))),
+            mode_flag=args.permission_mode,
+            trust_flag=getattr(args, "trust_workspace", False),
+            interactive=interactive,
+        )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
     settings = loaded.settings
+    warnings = [*loaded.warnings, *trust.warnings]
+    if not trust.ask and (line := trust.warning()):
+        warnings.append(line)
     provider_name = choose_provider(args.provider, settings, env)
     runtime = Runtime(
         workspace=workspace,
@@ -244,7 +304,10 @@ def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
         model=args.model or settings.model or default_model(provider_name),
         mode=args.permission_mode or settings.permission_mode,
         max_turns=args.max_turns,
-        warnings=list(loaded.warnings),
+        warnings=warnings,
+        trust=trust,
+        loaded=loaded,
+        mode_from_flag=args.permission_mode is not None,
     )
     if args.cont:
         latest = runtime.store.latest()
@@ -253,6 +316,8 @@ def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
         runtime.start_existing(latest, fork=args.fork_session)
     elif args.resume:
         runtime.start_existing(args.resume, fork=args.fork_session)
+    elif args.resume is None and trust.ask:
+        runtime.start_after_trust = True  # the frozen prompt depends on the answer
     elif args.resume is None:
         runtime.start_new()
     # `-r` without an id leaves the session unset: the TUI opens the picker.
