@@ -408,6 +408,8 @@ def _bash_pattern(spec: str) -> _BashPattern:
         if "*" in head:
             raise RuleError(f"Bash({spec}): ':*' can only end a rule, with no other '*'")
         return _BashPattern("prefix", _exact_words(spec, head))
+    if ":*" in text:
+        raise RuleError(f"Bash({spec}): ':*' can only end a rule")
     if "*" in text:
         normal = " ".join(text.split())
         pieces = [re.escape(p) for p in normal.split("*")]
