@@ -53,8 +53,10 @@ async def run_hook(
     environment["CLAUDE_PROJECT_DIR"] = str(cwd)  # hooks written for Claude Code use it
     environment["PERI_PROJECT_DIR"] = str(cwd)
     shell = shutil.which("bash") or "/bin/sh"
+    loop = asyncio.get_running_loop()
     try:
-        proc = await asyncio.create_subprocess_exec(
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(loop),
             shell,
             "-c",
             hook.command,
@@ -67,6 +69,7 @@ async def run_hook(
         )
     except (OSError, ValueError) as e:
         return HookRun(hook, None, error=str(getattr(e, "strerror", None) or e))
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
     assert proc.stdin and proc.stdout and proc.stderr
     out, err = bytearray(), bytearray()
     tasks = [
@@ -77,7 +80,8 @@ async def run_hook(
     timed_out = False
     try:
         try:
-            await asyncio.wait_for(proc.wait(), hook.timeout)
+            # Not proc.wait(): that also waits for the pipes, which a leftover child holds.
+            await asyncio.wait_for(protocol.exited.wait(), hook.timeout)
         except TimeoutError:
             timed_out = True
     finally:
@@ -88,22 +92,36 @@ async def run_hook(
         await asyncio.shield(_settle(proc, tasks))
     return HookRun(
         hook,
-        None if timed_out else proc.returncode,
+        None if timed_out else transport.get_returncode(),
         stdout=out.decode("utf-8", "replace"),
         stderr=err.decode("utf-8", "replace"),
         timed_out=timed_out,
     )
 
 
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Says when the process itself has exited, whoever still holds its pipes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_CHUNK, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
 async def _settle(proc: asyncio.subprocess.Process, tasks: Sequence[asyncio.Future[None]]) -> None:
-    """Reap the process and let the pipes finish, within a bound (a detached grandchild may
-    hold them open)."""
-    with contextlib.suppress(ProcessLookupError):
-        await proc.wait()
+    """Let the pipes finish and reap the process, within a bound (a grandchild that left the
+    process group may hold the pipes open)."""
     _done, pending = await asyncio.wait(tasks, timeout=_DRAIN_SECONDS)
     for task in pending:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+    if pending:
+        proc._transport.close()  # type: ignore[attr-defined]  # stop waiting for those pipes
+    with contextlib.suppress(ProcessLookupError, TimeoutError):
+        await asyncio.wait_for(proc.wait(), _DRAIN_SECONDS)
 
 
 def _kill_group(pgid: int) -> None:
