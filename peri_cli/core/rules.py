@@ -327,6 +327,7 @@ class _Facts:
     """The parts of a call the rules match: commands, and the files read, searched, written."""
 
     commands: tuple[SimpleCommand, ...] = ()
+    deny_views: tuple[tuple[Word, ...], ...] = ()  # the commands as deny rules see them
     unreadable: str | None = None  # why the shell command could not be read
     reads: tuple[_Target, ...] = ()
     searches: tuple[_Target, ...] = ()
@@ -356,7 +357,8 @@ def _facts(call: Call, ctx: RuleContext) -> _Facts:
         (writes if redirection.writes else reads).append(_target(target, ctx))
         if redirection.writes and redirection.reads:  # `<>` opens for both
             reads.append(_target(target, ctx))
-    return _Facts(script.commands, None, tuple(reads), searches, tuple(writes), unknown)
+    views = tuple(dict.fromkeys(v for cmd in script.commands for v in _deny_views(cmd)))
+    return _Facts(script.commands, views, None, tuple(reads), searches, tuple(writes), unknown)
 
 
 def _redirect_path(word: Word, script: ShellScript, ctx: RuleContext) -> Path | None:
@@ -596,11 +598,7 @@ def _loose_hit(rule: Rule, call: Call, facts: _Facts, ctx: RuleContext) -> bool:
         pattern = _bash_pattern(spec)
         if facts.unreadable is not None:
             return _raw_mentions(pattern, call.command or "")
-        return any(
-            _command_matches(pattern, view, strict=False)
-            for cmd in facts.commands
-            for view in _deny_views(cmd)
-        )
+        return any(_command_matches(pattern, view, strict=False) for view in facts.deny_views)
     if rule.tool in PATH_RULE_TOOLS:
         reading = rule.tool == "Read"
         if spec is None:

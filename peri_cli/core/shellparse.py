@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 MAX_COMMAND_CHARS = 100_000  # longer commands are not read (the caller asks)
 MAX_DEPTH = 16  # nested substitutions deeper than this are not read
+MAX_COMMANDS = 500  # a script of more simple commands than this is not read
 
 _BLANK = " \t"
 _STOP = frozenset(" \t\n;&|()<>")
@@ -246,6 +247,8 @@ class _Parser:
 
     def _end_command(self) -> None:
         if self.words:
+            if len(self.acc.commands) >= MAX_COMMANDS:
+                raise ShellParseError(f"more than {MAX_COMMANDS} commands")
             self.acc.commands.append(SimpleCommand(tuple(self.words)))
             self.words = []
 
@@ -335,6 +338,7 @@ class _Parser:
             return Word(s[start : self.i], s[start : self.i], exact=False)
         if s.startswith("~", self.i):
             exact = False
+        last_close = s.rfind("]", self.i, self._word_end())  # a `[` before it may be a glob
         while self.i < len(s):
             c = s[self.i]
             if c in _STOP:
@@ -360,7 +364,7 @@ class _Parser:
                 self._backticks(value)
                 exact = False
             else:
-                if c in "*?" or (c == "[" and "]" in s[self.i : self._word_end()]):
+                if c in "*?" or (c == "[" and last_close > self.i):
                     exact = False
                 value.append(c)
                 self.i += 1

@@ -242,11 +242,17 @@ def test_allow_rules_need_an_exact_command(ws: Path, command: str) -> None:
         "cat <<EOF\n$(rm -rf /)\nEOF",
         "arr=(a b); echo ${arr[$(rm -rf /)]}",
         "too long",
+        "too many parts",
+        "brackets",
     ],
 )
 def test_a_command_that_cannot_be_read_asks(ws: Path, command: str) -> None:
-    if command == "too long":
-        command = "echo " + "x" * MAX_COMMAND_CHARS
+    generated = {
+        "too long": "echo " + "x" * MAX_COMMAND_CHARS,
+        "too many parts": "ls;" * 600,
+        "brackets": "echo " + "[" * (MAX_COMMAND_CHARS - 10) + "'",  # no quadratic scan
+    }
+    command = generated.get(command, command)
     allow = rules("Bash")  # even where every command is allowed
     decision = judge(ws, allow, "Bash", {"command": command})
     assert decision.action == "ask"
