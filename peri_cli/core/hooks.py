@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from peri_cli.core.rules import RuleSource
+from peri_cli.core.settings import SettingsLayer
 from peri_cli.core.textsafe import scrub_surrogates, visible
+from peri_cli.core.trust import Loosening, WorkspaceFiles
 
 HookEvent = Literal[
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop", "PreCompact"
@@ -183,6 +185,29 @@ class HookConfig:
     def withheld(self, trusted: bool) -> list[Hook]:
         """Hooks from the workspace's files that do not run because it is not trusted."""
         return [h for h in self.hooks if not h.applies(trusted)]
+
+
+def hook_config_from_layers(layers: Iterable[SettingsLayer]) -> HookConfig:
+    """The `hooks` of every settings file, in the order the files were read."""
+    config = HookConfig()
+    for layer in layers:
+        source = RuleSource(layer.scope, str(layer.path))
+        config.extend(hooks_from_settings(layer.data.get("hooks"), source))
+    return config
+
+
+def hook_loosenings(files: WorkspaceFiles) -> list[Loosening]:
+    """A trust detector: every hook in the workspace's own settings files (a command it runs)."""
+    out: list[Loosening] = []
+    for layer in files.layers:
+        if layer.from_workspace:
+            found, _ = hooks_from_settings(
+                layer.data.get("hooks"), RuleSource(layer.scope, str(layer.path))
+            )
+            for hook in found:
+                what = f"{hook.event} hook `{' '.join(hook.command.split())[:200]}`"
+                out.append(Loosening("hook", what, files.label(layer.path)))
+    return out
 
 
 # --- what a hook is sent ----------------------------------------------------------------------

@@ -21,9 +21,12 @@ from typing import Any, Literal
 
 from peri_cli.core.modes import Mode
 from peri_cli.core.permissions import decide as mode_decide
+from peri_cli.core.permissions import protected_path
+from peri_cli.core.settings import SettingsLayer
 from peri_cli.core.shellparse import ShellParseError, ShellScript, SimpleCommand, Word, parse
 from peri_cli.core.textsafe import visible
 from peri_cli.core.tools import ToolKind
+from peri_cli.core.trust import Loosening, WorkspaceFiles
 
 Behavior = Literal["allow", "ask", "deny"]
 BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")  # the order they are judged in
@@ -36,7 +39,6 @@ READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
 SUBJECT_FIELDS = {"Agent": "subagent_type", "Skill": "name"}  # Tool(glob) on this input field
-PROTECTED_NAMES = (".git", ".peri", ".claude", ".agents", ".mcp.json")
 
 _TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _MCP_PREFIX = "mcp__"
@@ -214,6 +216,33 @@ class RuleSet:
     def withheld(self, trusted: bool) -> list[Rule]:
         """Allow rules from the workspace's files left out because it is not trusted."""
         return [r for r in self.rules if not r.applies(trusted)]
+
+
+def ruleset_from_layers(layers: Iterable[SettingsLayer]) -> RuleSet:
+    """The `permissions` of every settings file, in the order the files were read."""
+    ruleset = RuleSet()
+    for layer in layers:
+        source = RuleSource(layer.scope, str(layer.path))
+        ruleset.extend(rules_from_settings(layer.data.get("permissions"), source))
+    return ruleset
+
+
+def allow_rule_loosenings(files: WorkspaceFiles) -> list[Loosening]:
+    """A trust detector: allow rules in the workspace's own settings files, one line per file."""
+    out: list[Loosening] = []
+    for layer in files.layers:
+        if not layer.from_workspace:
+            continue
+        found, _ = rules_from_settings(
+            layer.data.get("permissions"), RuleSource(layer.scope, str(layer.path))
+        )
+        allows = [r.text for r in found if r.behavior == "allow"]
+        if allows:
+            shown = ", ".join(allows[:5]) + (
+                f" and {len(allows) - 5} more" if len(allows) > 5 else ""
+            )
+            out.append(Loosening("allow_rule", f"allow rules {shown}", files.label(layer.path)))
+    return out
 
 
 # --- the call being judged ---------------------------------------------------------------------
@@ -784,7 +813,7 @@ def _by_parts(  # noqa: PLR0917 - the pieces `decide` has already worked out
             return CallDecision(
                 "ask", f"writes outside the workspace: {path}", outside_workspace=True
             )
-        if (part := protected_part(path, ctx.workspace)) is not None:
+        if (part := protected_path(path, ctx.workspace)) is not None:
             return CallDecision("ask", f"writes the protected path {part}", protected=True)
     if found.unknown_write is not None:
         what = visible(found.unknown_write)
@@ -803,22 +832,6 @@ def _by_parts(  # noqa: PLR0917 - the pieces `decide` has already worked out
 
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
-
-
-def protected_part(path: Path, workspace: Path) -> str | None:
-    """The protected part of a path written inside the workspace (".peri/", "sub/.git/"),
-    None for an ordinary file. Stands in for `permissions.protected_path` until that is shared."""
-    root = workspace.resolve()
-    for candidate in (Path(os.path.abspath(path)), path.resolve()):
-        for base in (workspace.absolute(), root):
-            if not _inside(candidate, base) or candidate == base:
-                continue
-            parts = candidate.relative_to(base).parts
-            for i, part in enumerate(parts):
-                if part.casefold() in PROTECTED_NAMES:
-                    shown = "/".join(parts[: i + 1])
-                    return shown if part.casefold() == ".mcp.json" else shown + "/"
-    return None
 
 
 # --- rules offered from an approval -------------------------------------------------------------
@@ -866,7 +879,7 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
         out.append(call.tool)
     for target in facts.writes:
         path = target.path
-        if not _inside(path, ctx.root) or protected_part(path, ctx.workspace) is not None:
+        if not _inside(path, ctx.root) or protected_path(path, ctx.workspace) is not None:
             return []
         rel = path.relative_to(ctx.root)
         # An edit tool's folder (its neighbours are likely next); a redirection's file alone.

@@ -19,6 +19,7 @@ from peri_cli.core.rules import (
     RuleError,
     RuleSet,
     RuleSource,
+    allow_rule_loosenings,
     decide,
     describe_call,
     evaluate,
@@ -26,11 +27,14 @@ from peri_cli.core.rules import (
     read_denied,
     rules_from_cli,
     rules_from_settings,
+    ruleset_from_layers,
     split_cli_rules,
     suggest_rules,
 )
+from peri_cli.core.settings import SettingsLayer
 from peri_cli.core.shellparse import MAX_COMMAND_CHARS, ShellParseError, parse
 from peri_cli.core.tools import ToolKind
+from peri_cli.core.trust import WorkspaceFiles
 
 USER = RuleSource("user", "/home/u/.peri/settings.json")
 PROJECT = RuleSource("project", "/ws/.peri/settings.json")
@@ -150,6 +154,36 @@ def test_cli_rules_split_on_commas_and_spaces_outside_parentheses() -> None:
     assert [r.text for r in found] == ["Bash(git log:*)", "Edit"]
     assert problems == ["--allowedTools: 'Bash(': a rule with '(' must end with ')'"]
     assert all(r.source == RuleSource("cli", "--allowedTools") for r in found)
+
+
+def test_rules_from_every_settings_file_keep_their_source(ws: Path, tmp_path: Path) -> None:
+    user = tmp_path / "home" / "settings.json"
+    project = ws / ".peri" / "settings.json"
+    local = ws / ".peri" / "settings.local.json"
+    layers = (
+        SettingsLayer("user", user, {"permissions": {"allow": ["Bash(ls:*)"]}}),
+        SettingsLayer(
+            "project", project, {"permissions": {"deny": ["Bash(rm:*)"], "allow": ["Edit"]}}
+        ),
+        SettingsLayer(
+            "local", local, {"model": "m", "permissions": {"allow": ["Bash(make:*)", "x("]}}
+        ),
+    )
+    ruleset = ruleset_from_layers(layers)
+    assert [(r.behavior, r.text, r.source.scope, r.source.path) for r in ruleset.rules] == [
+        ("allow", "Bash(ls:*)", "user", str(user)),
+        ("deny", "Bash(rm:*)", "project", str(project)),
+        ("allow", "Edit", "project", str(project)),
+        ("allow", "Bash(make:*)", "local", str(local)),
+    ]
+    assert len(ruleset.problems) == 1 and str(local) in ruleset.problems[0]
+    assert [r.text for r in ruleset.active(trusted=False)] == ["Bash(ls:*)", "Bash(rm:*)"]
+    # What trust would enable, for the trust dialog and the warning line.
+    found = allow_rule_loosenings(WorkspaceFiles(ws, layers))
+    assert [(x.kind, x.what, x.source) for x in found] == [
+        ("allow_rule", "allow rules Edit", ".peri/settings.json"),
+        ("allow_rule", "allow rules Bash(make:*)", ".peri/settings.local.json"),
+    ]
 
 
 # --- Bash: prefixes, exact commands, wildcards ------------------------------------------------
