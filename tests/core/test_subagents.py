@@ -216,7 +216,7 @@ async def test_background_children_run_together_and_their_reports_wake_the_paren
     assert all("in the background" in m for m in started_msgs)
     await asyncio.wait_for(both_started.wait(), 10)  # both ran at the same time
     while manager.busy():
-        await asyncio.wait_for(manager.wait_finished(), 10)
+        await asyncio.wait_for(manager.next_report(), 10)
     assert len(agent.inbox) == 2
     await drive(agent, None)  # the reports wake the parent
     last = provider.requests[-1]
@@ -261,7 +261,7 @@ async def test_more_than_three_background_children_wait_their_turn(workspace: Pa
     assert peak == 3
     gate.set()
     while manager.busy():
-        await asyncio.wait_for(manager.wait_finished(), 10)
+        await asyncio.wait_for(manager.next_report(), 10)
     assert len(agent.inbox) == 5
 
 
