@@ -109,6 +109,7 @@ class Skill:
     argument_hint: str = ""
     arguments: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    confined_to: str | None = None  # a project skill stays inside the (resolved) workspace
 
     @property
     def directory(self) -> Path:
@@ -135,7 +136,7 @@ class Skill:
     def load_body(self) -> str:
         """The text after the front matter, read now (it may have changed since discovery)."""
         try:
-            data = _read_regular(self.path, limit=MAX_SKILL_BYTES, file_cap=MAX_SKILL_BYTES)
+            data = _read_skill_file(self.path, self.confined_to, limit=MAX_SKILL_BYTES)
             _, body_start = _split_front_matter(data, complete=True)
         except _Refused as e:
             raise SkillError(f"skill {self.name} cannot be loaded from {self.path}: {e}") from e
@@ -274,8 +275,9 @@ def discover_skills(roots: Sequence[SkillRoot], *, workspace: Path | None) -> Sk
         for item in _scan_root(root, inside if root.scope == "project" else None):
             if isinstance(item, SkillProblem):
                 problems.append(item)
-                if item.skipped and item.path.name == SKILL_FILE:
-                    broken.append((item.path.parent.name, root, item.path))
+                if item.skipped and item.path != root.path:  # a skill folder or its SKILL.md
+                    folder = item.path.parent if item.path.name == SKILL_FILE else item.path
+                    broken.append((folder.name, root, item.path))
                 continue
             skill, warnings = item
             problems.extend(warnings)
@@ -345,11 +347,7 @@ def _scan_root(
 def _load_skill(
     path: Path, root: SkillRoot, inside: str | None
 ) -> tuple[Skill, list[SkillProblem]]:
-    if inside is not None:
-        real = os.path.realpath(path)
-        if real != inside and not real.startswith(inside.rstrip(os.sep) + os.sep):
-            raise _Refused(f"resolves outside the workspace (to {real}); not read")
-    data = _read_regular(path, limit=MAX_FRONT_MATTER_BYTES + 16, file_cap=MAX_SKILL_BYTES)
+    data = _read_skill_file(path, inside, limit=MAX_FRONT_MATTER_BYTES + 16)
     front_end, _ = _split_front_matter(data, complete=False)
     raw = data[:front_end]
     if b"\x00" in raw:
@@ -360,21 +358,32 @@ def _load_skill(
         raise _Refused("front matter is not valid UTF-8") from e
     fields = _parse_yaml(text.partition("\n")[2])
     warnings: list[SkillProblem] = []
-    skill = _skill_from_fields(fields, path, root, warnings)
+    skill = _skill_from_fields(fields, path, root, warnings, inside)
     return skill, warnings
+
+
+def _read_skill_file(path: Path, inside: str | None, *, limit: int) -> bytes:
+    """A SKILL.md's first `limit` bytes; with `inside`, only if it resolves inside that folder,
+    and the resolved file is what is opened (a symlink swapped in later is not followed)."""
+    if inside is None:
+        return _read_regular(path, limit=limit, file_cap=MAX_SKILL_BYTES)
+    real = os.path.realpath(path)
+    if real != inside and not real.startswith(inside.rstrip(os.sep) + os.sep):
+        raise _Refused(f"resolves outside the workspace (to {real}); not read")
+    return _read_regular(Path(real), limit=limit, file_cap=MAX_SKILL_BYTES, nofollow=True)
 
 
 # --- reading and parsing one file --------------------------------------------------------------
 
 
-def _read_regular(path: Path, *, limit: int, file_cap: int) -> bytes:
+def _read_regular(path: Path, *, limit: int, file_cap: int, nofollow: bool = False) -> bytes:
     """At most `limit` bytes of the regular file `path`, refused unread if over `file_cap`.
 
     TODO: switch to `peri_cli.core.safe_read` once it is on main (it reads whole files only, so
     the front-matter prefix read stays here or becomes a `max_bytes`-prefix option there).
     """
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd = os.open(path, _OPEN_FLAGS | (getattr(os, "O_NOFOLLOW", 0) if nofollow else 0))
     except OSError as e:
         raise _Refused(_os_reason(e, path)) from e
     try:
@@ -503,7 +512,11 @@ def _yaml_reason(e: Exception) -> str:
 
 
 def _skill_from_fields(
-    fields: dict[str, Any], path: Path, root: SkillRoot, warnings: list[SkillProblem]
+    fields: dict[str, Any],
+    path: Path,
+    root: SkillRoot,
+    warnings: list[SkillProblem],
+    confined_to: str | None,
 ) -> Skill:
     def warn(message: str) -> None:
         warnings.append(SkillProblem(path, root.label, message, skipped=False))
@@ -530,6 +543,7 @@ def _skill_from_fields(
         argument_hint=_hint(fields.get("argument-hint"), warn),
         arguments=_word_list(fields.get("arguments"), "arguments", warn),
         extra={k: v for k, v in fields.items() if k not in _KNOWN_FIELDS},
+        confined_to=confined_to,
     )
 
 
@@ -611,16 +625,17 @@ def skill_listing(
         return SkillListing("")
     budget = max(1, int(context_window * share))
     names = [s.name for s in skills]
-    descriptions = [_one_line(s.description)[:MAX_LISTED_DESCRIPTION] for s in skills]
+    full = [_one_line(s.description) for s in skills]
+    descriptions = [_shorten(d, MAX_LISTED_DESCRIPTION) for d in full]
 
     def render(limit: int | None, keep: int) -> tuple[str, int]:
         shown = [_shorten(d, limit) for d in descriptions[:keep]]
-        cut = sum(1 for s, d in zip(shown, descriptions, strict=False) if s != d)
+        cut = sum(1 for s, d in zip(shown, full, strict=False) if s != d)
         return _render_listing(names[:keep], shown, cut, len(names) - keep, limit == 0), cut
 
-    text, _ = render(None, len(names))
+    text, cut = render(None, len(names))
     if count(text) <= budget:
-        return SkillListing(text, tuple(names))
+        return SkillListing(text, tuple(names), shortened=cut)
     longest = max(len(d) for d in descriptions)
     limit = _largest(
         MIN_LISTED_DESCRIPTION, longest, lambda n: count(render(n, len(names))[0]) <= budget

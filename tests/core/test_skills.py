@@ -407,6 +407,21 @@ def test_project_skill_symlinked_out_of_the_workspace_is_refused(tmp_path: Path)
     assert catalog_of(root, scope="personal").get("secret") is not None
 
 
+def test_project_skill_swapped_for_a_symlink_out_after_discovery_is_not_read(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    root = ws / ".agents" / "skills"
+    path = simple(root, "swap")
+    outside = simple(tmp_path / "elsewhere", "swap")
+    skill = catalog_of(root, scope="project", workspace=ws).get("swap")
+    assert skill is not None
+    path.unlink()
+    path.symlink_to(outside)
+    with pytest.raises(SkillError, match="outside the workspace"):
+        skill.load_body()
+
+
 def test_too_many_skills_in_one_root_stops_with_one_problem(tmp_path: Path) -> None:
     for i in range(MAX_SKILLS_PER_ROOT + 5):
         (tmp_path / f"s{i:05d}").mkdir()
@@ -440,6 +455,12 @@ def test_broken_skills_are_listed_with_their_source_and_problem(tmp_path: Path) 
     [entry] = catalog_of(tmp_path).entries()
     assert (entry.name, entry.status, entry.source) == ("broken", "broken", "test")
     assert entry.problems and "description" in entry.problems[0]
+
+
+def test_a_broken_skill_folder_is_listed_too(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    [entry] = catalog_of(tmp_path).entries()
+    assert (entry.name, entry.status, entry.problems) == ("loop", "broken", ("symlink loop",))
 
 
 def test_crlf_and_bom_files_load(tmp_path: Path) -> None:
