@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.core.safe_read import SafeReadError, is_inside, read_bytes, resolved
 from peri_cli.core.textsafe import visible
 from peri_cli.core.tokens import estimate_tokens
 
@@ -109,7 +110,7 @@ class Skill:
     argument_hint: str = ""
     arguments: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
-    confined_to: str | None = None  # a project skill stays inside the (resolved) workspace
+    confined_to: Path | None = None  # a project skill stays inside the workspace
 
     @property
     def directory(self) -> Path:
@@ -135,11 +136,14 @@ class Skill:
 
     def load_body(self) -> str:
         """The text after the front matter, read now (it may have changed since discovery)."""
+        where = f"skill {self.name} cannot be loaded from {self.path}"
         try:
-            data = _read_skill_file(self.path, self.confined_to, limit=MAX_SKILL_BYTES)
+            data = read_bytes(self.path, max_bytes=MAX_SKILL_BYTES, inside=self.confined_to)
             _, body_start = _split_front_matter(data, complete=True)
+        except SafeReadError as e:
+            raise SkillError(f"{where}: {e.reason}") from e
         except _Refused as e:
-            raise SkillError(f"skill {self.name} cannot be loaded from {self.path}: {e}") from e
+            raise SkillError(f"{where}: {e}") from e
         return data[body_start:].decode("utf-8", errors="replace")
 
 
@@ -265,14 +269,13 @@ def discover_skills(roots: Sequence[SkillRoot], *, workspace: Path | None) -> Sk
     problems: list[SkillProblem] = []
     broken: list[tuple[str, SkillRoot, Path]] = []
     seen_roots: set[str] = set()
-    inside = os.path.realpath(workspace) if workspace is not None else None
     for root in roots:
         real_root = os.path.realpath(root.path)
         if real_root in seen_roots:
             continue
         seen_roots.add(real_root)
         names_here: set[str] = set()
-        for item in _scan_root(root, inside if root.scope == "project" else None):
+        for item in _scan_root(root, workspace if root.scope == "project" else None):
             if isinstance(item, SkillProblem):
                 problems.append(item)
                 if item.skipped and item.path != root.path:  # a skill folder or its SKILL.md
@@ -299,7 +302,7 @@ def discover_skills(roots: Sequence[SkillRoot], *, workspace: Path | None) -> Sk
 
 
 def _scan_root(
-    root: SkillRoot, inside: str | None
+    root: SkillRoot, inside: Path | None
 ) -> list[SkillProblem | tuple[Skill, list[SkillProblem]]]:
     def problem(path: Path, message: str) -> SkillProblem:
         return SkillProblem(path, root.label, message)
@@ -345,7 +348,7 @@ def _scan_root(
 
 
 def _load_skill(
-    path: Path, root: SkillRoot, inside: str | None
+    path: Path, root: SkillRoot, inside: Path | None
 ) -> tuple[Skill, list[SkillProblem]]:
     data = _read_skill_file(path, inside, limit=MAX_FRONT_MATTER_BYTES + 16)
     front_end, _ = _split_front_matter(data, complete=False)
@@ -362,25 +365,25 @@ def _load_skill(
     return skill, warnings
 
 
-def _read_skill_file(path: Path, inside: str | None, *, limit: int) -> bytes:
+def _read_skill_file(path: Path, inside: Path | None, *, limit: int) -> bytes:
     """A SKILL.md's first `limit` bytes; with `inside`, only if it resolves inside that folder,
     and the resolved file is what is opened (a symlink swapped in later is not followed)."""
     if inside is None:
         return _read_regular(path, limit=limit, file_cap=MAX_SKILL_BYTES)
-    real = os.path.realpath(path)
-    if real != inside and not real.startswith(inside.rstrip(os.sep) + os.sep):
+    real = resolved(path)
+    if not is_inside(real, inside):
         raise _Refused(f"resolves outside the workspace (to {real}); not read")
-    return _read_regular(Path(real), limit=limit, file_cap=MAX_SKILL_BYTES, nofollow=True)
+    return _read_regular(real, limit=limit, file_cap=MAX_SKILL_BYTES, nofollow=True)
 
 
 # --- reading and parsing one file --------------------------------------------------------------
 
 
 def _read_regular(path: Path, *, limit: int, file_cap: int, nofollow: bool = False) -> bytes:
-    """At most `limit` bytes of the regular file `path`, refused unread if over `file_cap`.
+    """At most `limit` bytes of the regular file `path`, refused unread if over `file_cap`:
+    discovery reads only the front matter, which `safe_read.read_bytes` (whole files) cannot.
 
-    TODO: switch to `peri_cli.core.safe_read` once it is on main (it reads whole files only, so
-    the front-matter prefix read stays here or becomes a `max_bytes`-prefix option there).
+    TODO: a prefix option in `peri_cli.core.safe_read` would let this go.
     """
     try:
         fd = os.open(path, _OPEN_FLAGS | (getattr(os, "O_NOFOLLOW", 0) if nofollow else 0))
@@ -516,7 +519,7 @@ def _skill_from_fields(
     path: Path,
     root: SkillRoot,
     warnings: list[SkillProblem],
-    confined_to: str | None,
+    confined_to: Path | None,
 ) -> Skill:
     def warn(message: str) -> None:
         warnings.append(SkillProblem(path, root.label, message, skipped=False))
