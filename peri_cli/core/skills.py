@@ -67,7 +67,12 @@ class SkillError(Exception):
 
 
 class _Refused(Exception):
-    """One skill file refused during discovery; the message says why."""
+    """One skill file refused during discovery; the message says why. `syntax`: a YAML syntax
+    error, which the lenient second reading may get past."""
+
+    def __init__(self, message: str, *, syntax: bool = False) -> None:
+        super().__init__(message)
+        self.syntax = syntax
 
 
 @dataclass(frozen=True)
@@ -444,13 +449,11 @@ def _parse_yaml(text: str) -> dict[str, Any]:
     """The front matter as a mapping. Front matter in the wild is often not quite YAML
     (`description: Use when: …`, `argument-hint: [a] [b]`): when the whole fails, each top-level
     line that fails alone is read as the text it shows, and the whole is tried once more."""
-    import yaml  # lazy: a session without skills never pays for it
-
     try:
         return _safe_yaml(text)
     except _Refused as first:
-        if not isinstance(first.__cause__, yaml.scanner.ScannerError | yaml.parser.ParserError):
-            raise  # a tag, an alias or a wrong shape is refused as it stands
+        if not first.syntax:
+            raise  # a tag, an alias, deep nesting or a wrong shape is refused as it stands
         fixed = _quote_bad_lines(text)
         if fixed == text:
             raise
@@ -466,14 +469,15 @@ _TOP_LEVEL = re.compile(r"(?P<key>[A-Za-z_][\w-]*):[ \t]+(?P<value>[^\s|>'\"].*?
 def _quote_bad_lines(text: str) -> str:
     import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     lines = text.split("\n")
     for i, line in enumerate(lines):
         m = _TOP_LEVEL.fullmatch(line)
         if m is None:
             continue
         try:
-            yaml.safe_load(line)
-        except (yaml.scanner.ScannerError, yaml.parser.ParserError):
+            yaml.load(line, Loader=loader)
+        except (yaml.scanner.ScannerError, yaml.parser.ParserError, RecursionError):
             value = m.group("value").replace("'", "''")
             lines[i] = f"{m.group('key')}: '{value}'"
     return "\n".join(lines)
@@ -482,11 +486,12 @@ def _quote_bad_lines(text: str) -> str:
 def _safe_yaml(text: str) -> dict[str, Any]:
     """PyYAML's safe loader, after an event scan that refuses anchors, aliases and deep nesting
     before any node is built, so a "billion laughs" never expands."""
-    import yaml
+    import yaml  # lazy: a session without skills never pays for it
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: 20x
     try:
         depth = 0
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 raise _Refused("YAML anchors and aliases are not allowed in front matter")
             if isinstance(event, yaml.CollectionStartEvent):
@@ -495,9 +500,12 @@ def _safe_yaml(text: str) -> dict[str, Any]:
                     raise _Refused(f"front matter is nested more than {MAX_YAML_DEPTH} levels deep")
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
-        loaded: object = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        loaded: object = yaml.load(text, Loader=loader)
     except yaml.YAMLError as e:
-        raise _Refused(f"invalid YAML front matter: {_yaml_reason(e)}") from e
+        if "nesting depth" in str(getattr(e, "problem", "")):  # libyaml's own limit
+            raise _Refused("front matter is nested too deeply") from e
+        syntax = isinstance(e, yaml.scanner.ScannerError | yaml.parser.ParserError)
+        raise _Refused(f"invalid YAML front matter: {_yaml_reason(e)}", syntax=syntax) from e
     except RecursionError as e:
         raise _Refused("front matter is nested too deeply") from e
     if loaded is None:
