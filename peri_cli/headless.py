@@ -27,6 +27,7 @@ from peri_cli.core.events import (
 from peri_cli.core.loop import Agent, Denial
 from peri_cli.core.messages import Usage, dump_message
 from peri_cli.core.retry import Retrying
+from peri_cli.core.skills import SkillError, invoke_user_skill
 from peri_cli.core.subagents import ChildStateChanged, SubagentManager
 from peri_cli.runtime import Runtime
 
@@ -423,6 +424,14 @@ def run_headless(runtime: Runtime, prompt: str, fmt: str) -> int:
         if runtime.credentials_problem and parse_command(prompt) is None:
             print_error(fmt, runtime.credentials_problem, session_id)
             return EXIT_FAILED
+        if parse_command(prompt) is None:  # `/skill-name args`: the skill's text is the prompt
+            try:
+                invocation = invoke_user_skill(runtime.skills, prompt.strip())
+            except SkillError as e:
+                print_error(fmt, str(e), session_id)
+                return EXIT_FAILED
+            if invocation is not None:
+                prompt = invocation.message
         for warning in runtime.warnings:
             print(f"peri: warning: {warning}", file=sys.stderr)
         out = _Output(fmt, session_id, sys.stdout, sys.stderr)

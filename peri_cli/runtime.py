@@ -19,12 +19,13 @@ from peri_cli.core.permissions import Mode, PermissionPolicy
 from peri_cli.core.provider import Provider
 from peri_cli.core.session import Session, SessionNotFound, SessionStore
 from peri_cli.core.settings import LoadedSettings, Settings, SettingsError, peri_home_from_env
+from peri_cli.core.skills import SkillCatalog, load_skills, skill_listing
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.core.subagents import SubagentManager
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import Snapshot, TranscriptError
-from peri_cli.core.trust import TrustRecord, TrustState, TrustStore, TrustStoreError
+from peri_cli.core.trust import Loosening, TrustRecord, TrustState, TrustStore, TrustStoreError
 from peri_cli.core.workspace import load_workspace, settle, workspace_guides
 
 
@@ -83,6 +84,7 @@ class Runtime:
     loaded: LoadedSettings | None = None
     mode_from_flag: bool = False
     start_after_trust: bool = False  # a new session waits for the trust question's answer
+    skills: SkillCatalog = field(default_factory=SkillCatalog)
 
     @property
     def trusted(self) -> bool:
@@ -149,6 +151,7 @@ class Runtime:
             self.workspace, home, self.loaded or self.settings, trusted=self.trusted
         )
         platform, is_git = detect_environment(self.workspace)
+        listing = skill_listing(self.skills, self.context_window)
         inputs = SnapshotInputs(
             workspace=self.workspace,
             today=date.today(),
@@ -157,6 +160,8 @@ class Runtime:
             guide_text=guides.text,
             guide_files=[_display(p, self.workspace) for p in guides.files],
             guide_warnings=list(guides.warnings),
+            skill_listing=listing.text,
+            skills=list(listing.shown),
         )
         return build_snapshot(inputs)
 
@@ -200,6 +205,7 @@ class Runtime:
         """The session's main agent, built by the core's factory, with its SubAgent manager."""
         from peri_cli.tools import builtin_tools
         from peri_cli.tools.agent import AgentTool
+        from peri_cli.tools.skill import SkillTool
 
         home = Path(self.env.get("HOME", str(Path.home())))
         catalog = discover_agent_types(self.workspace, home)
@@ -210,6 +216,8 @@ class Runtime:
             for tool in builtin_tools():
                 registry.add(tool)
             registry.add(agent_tool)
+            if self.skills.for_model():
+                registry.add(SkillTool(self.skills))
             offer_extra_tools(registry)
             return registry
 
@@ -277,20 +285,24 @@ def build_runtime(
     (`trust_pending`): a new session then starts once `answer_trust` is called."""
     workspace = Path.cwd().resolve()
     peri_home = peri_home_from_env(env)
+    home = Path(env.get("HOME", str(Path.home())))
+    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
+    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
     try:
         loaded, trust = load_workspace(
             workspace,
             peri_home,
             env,
-            home=Path(env.get("HOME", str(Path.home()))),
+            home=home,
             mode_flag=args.permission_mode,
             trust_flag=getattr(args, "trust_workspace", False),
             interactive=interactive,
+            extra=grants,
         )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
     settings = loaded.settings
-    warnings = [*loaded.warnings, *trust.warnings]
+    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings()]
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
     provider_name = choose_provider(args.provider, settings, env)
@@ -308,6 +320,7 @@ def build_runtime(
         trust=trust,
         loaded=loaded,
         mode_from_flag=args.permission_mode is not None,
+        skills=skills,
     )
     if args.cont:
         latest = runtime.store.latest()

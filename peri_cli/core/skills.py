@@ -19,6 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.core.frontmatter import (
+    MAX_FRONT_MATTER_BYTES,
+    FrontMatterError,
+    locate_front_matter,
+    parse_fields,
+)
 from peri_cli.core.safe_read import SafeReadError, is_inside, read_bytes, resolved
 from peri_cli.core.textsafe import visible
 from peri_cli.core.tokens import estimate_tokens
@@ -29,9 +35,7 @@ Status = Literal["active", "shadowed", "broken"]
 BUILTIN_ROOT = Path(__file__).resolve().parent.parent / "skills"
 SKILL_FILE = "SKILL.md"
 MAX_SKILL_BYTES = 256 * 1024  # a SKILL.md above this is refused unread (~64k tokens)
-MAX_FRONT_MATTER_BYTES = 32 * 1024
 MAX_SKILLS_PER_ROOT = 500
-MAX_YAML_DEPTH = 32
 LISTING_SHARE = 0.02  # of the context window, for the listing in the frozen prompt
 MIN_LISTED_DESCRIPTION = 40  # below this, names alone are listed
 MAX_LISTED_DESCRIPTION = 2000
@@ -66,13 +70,8 @@ class SkillError(Exception):
     """A skill that cannot be loaded now; the message is one line for the user or the model."""
 
 
-class _Refused(Exception):
-    """One skill file refused during discovery; the message says why. `syntax`: a YAML syntax
-    error, which the lenient second reading may get past."""
-
-    def __init__(self, message: str, *, syntax: bool = False) -> None:
-        super().__init__(message)
-        self.syntax = syntax
+# Every refusal while reading a skill, the front matter's own included.
+_Refused = FrontMatterError
 
 
 @dataclass(frozen=True)
@@ -144,7 +143,7 @@ class Skill:
         where = f"skill {self.name} cannot be loaded from {self.path}"
         try:
             data = read_bytes(self.path, max_bytes=MAX_SKILL_BYTES, inside=self.confined_to)
-            _, body_start = _split_front_matter(data, complete=True)
+            _, body_start = locate_front_matter(data, complete=True)
         except SafeReadError as e:
             raise SkillError(f"{where}: {e.reason}") from e
         except _Refused as e:
@@ -356,7 +355,7 @@ def _load_skill(
     path: Path, root: SkillRoot, inside: Path | None
 ) -> tuple[Skill, list[SkillProblem]]:
     data = _read_skill_file(path, inside, limit=MAX_FRONT_MATTER_BYTES + 16)
-    front_end, _ = _split_front_matter(data, complete=False)
+    front_end, _ = locate_front_matter(data, complete=False)
     raw = data[:front_end]
     if b"\x00" in raw:
         raise _Refused("binary file (contains NUL bytes)")
@@ -364,7 +363,7 @@ def _load_skill(
         text = raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise _Refused("front matter is not valid UTF-8") from e
-    fields = _parse_yaml(text.partition("\n")[2])
+    fields = parse_fields(text.partition("\n")[2])
     warnings: list[SkillProblem] = []
     skill = _skill_from_fields(fields, path, root, warnings, inside)
     return skill, warnings
@@ -423,103 +422,6 @@ def _os_reason(e: OSError, path: Path) -> str:
     if e.errno == errno.ENXIO:
         return "is a socket or device, not a regular file; not read"
     return f"cannot read ({e.strerror or e})"
-
-
-_OPENING = re.compile(rb"\A(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
-_CLOSING = re.compile(rb"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
-
-
-def _split_front_matter(data: bytes, *, complete: bool) -> tuple[int, int]:
-    """(end of the front matter, start of the body) in `data`; `complete` when `data` is the whole
-    file, else it is a prefix that may have been cut at the front-matter cap."""
-    opening = _OPENING.match(data)
-    if opening is None:
-        raise _Refused("no YAML front matter (the file must start with a line '---')")
-    closing = _CLOSING.search(data, opening.end())
-    if closing is None:
-        if not complete and len(data) > MAX_FRONT_MATTER_BYTES:
-            raise _Refused(f"front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-        raise _Refused("front matter is not closed (no line '---' after it)")
-    if closing.start() > MAX_FRONT_MATTER_BYTES:
-        raise _Refused(f"front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB")
-    return closing.start(), closing.end()
-
-
-def _parse_yaml(text: str) -> dict[str, Any]:
-    """The front matter as a mapping. Front matter in the wild is often not quite YAML
-    (`description: Use when: …`, `argument-hint: [a] [b]`): when the whole fails, each top-level
-    line that fails alone is read as the text it shows, and the whole is tried once more."""
-    try:
-        return _safe_yaml(text)
-    except _Refused as first:
-        if not first.syntax:
-            raise  # a tag, an alias, deep nesting or a wrong shape is refused as it stands
-        fixed = _quote_bad_lines(text)
-        if fixed == text:
-            raise
-        try:
-            return _safe_yaml(fixed)
-        except _Refused:
-            raise first from first.__cause__
-
-
-_TOP_LEVEL = re.compile(r"(?P<key>[A-Za-z_][\w-]*):[ \t]+(?P<value>[^\s|>'\"].*?)[ \t]*\r?")
-
-
-def _quote_bad_lines(text: str) -> str:
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        m = _TOP_LEVEL.fullmatch(line)
-        if m is None:
-            continue
-        try:
-            yaml.load(line, Loader=loader)
-        except (yaml.scanner.ScannerError, yaml.parser.ParserError, RecursionError):
-            value = m.group("value").replace("'", "''")
-            lines[i] = f"{m.group('key')}: '{value}'"
-    return "\n".join(lines)
-
-
-def _safe_yaml(text: str) -> dict[str, Any]:
-    """PyYAML's safe loader, after an event scan that refuses anchors, aliases and deep nesting
-    before any node is built, so a "billion laughs" never expands."""
-    import yaml  # lazy: a session without skills never pays for it
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it: 20x
-    try:
-        depth = 0
-        for event in yaml.parse(text, Loader=loader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise _Refused("YAML anchors and aliases are not allowed in front matter")
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_YAML_DEPTH:
-                    raise _Refused(f"front matter is nested more than {MAX_YAML_DEPTH} levels deep")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-        loaded: object = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as e:
-        if "nesting depth" in str(getattr(e, "problem", "")):  # libyaml's own limit
-            raise _Refused("front matter is nested too deeply") from e
-        syntax = isinstance(e, yaml.scanner.ScannerError | yaml.parser.ParserError)
-        raise _Refused(f"invalid YAML front matter: {_yaml_reason(e)}", syntax=syntax) from e
-    except RecursionError as e:
-        raise _Refused("front matter is nested too deeply") from e
-    if loaded is None:
-        loaded = {}
-    if not isinstance(loaded, dict):
-        raise _Refused(f"front matter must be a mapping of fields, not {type(loaded).__name__}")
-    return {str(k): v for k, v in loaded.items()}
-
-
-def _yaml_reason(e: Exception) -> str:
-    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    mark = getattr(e, "problem_mark", None)
-    where = f" (line {mark.line + 2})" if mark is not None else ""  # +1 for 1-based, +1 for ---
-    return f"{problem}{where}"
 
 
 def _skill_from_fields(

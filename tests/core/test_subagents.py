@@ -372,3 +372,24 @@ async def test_a_childs_permission_request_is_labelled(workspace: Path) -> None:
     watcher.cancel()
     assert asked and asked[0].agent == "general: look around" and asked[0].tool == "Write"
     assert not (workspace / "x").exists()
+
+
+def test_hostile_agent_files_are_reported_and_skipped(workspace: Path) -> None:
+    import os
+
+    agents = workspace / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "deep.md").write_text("---\nname: deep\ndescription: x\nx: " + "[" * 5000 + "\n---\n")
+    (agents / "laughs.md").write_text(
+        "---\nname: laughs\ndescription: x\na: &a [1, 1]\nb: [*a, *a]\n---\n"
+    )
+    (agents / "huge.md").write_text("---\nname: huge\ndescription: x\n---\n" + "x" * 200_000)
+    os.mkfifo(agents / "fifo.md")
+    outside = workspace.parent / "outside.md"
+    outside.write_text("---\nname: outside\ndescription: from elsewhere\n---\n")
+    (agents / "link.md").symlink_to(outside)
+    catalog = discover_agent_types(workspace, workspace.parent / "nohome")
+    assert set(catalog.types) == {"general", "explore"}
+    problems = "\n".join(catalog.problems)
+    for name in ("deep.md", "laughs.md", "huge.md", "fifo.md", "link.md"):
+        assert name in problems, problems
