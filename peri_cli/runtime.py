@@ -10,6 +10,7 @@ from pathlib import Path
 
 from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import default_chain
+from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.guides import discover_guides
 from peri_cli.core.loop import Agent
 from peri_cli.core.models import context_window, default_model
@@ -152,6 +153,7 @@ class Runtime:
         registry = ToolRegistry()
         for tool in builtin_tools():
             registry.add(tool)
+        offer_extra_tools(registry)
         return Agent(
             session=session,
             provider=_LazyProvider(self),

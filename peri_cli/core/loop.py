@@ -19,6 +19,7 @@ from peri_cli.core.events import (
     TurnEnded,
     TurnStarted,
 )
+from peri_cli.core.extra_tools import Unwrapping
 from peri_cli.core.interruption import TurnProgress, describe_call, interruption_note
 from peri_cli.core.messages import (
     Message,
@@ -42,7 +43,15 @@ from peri_cli.core.retry import stream_with_retries
 from peri_cli.core.session import Session
 from peri_cli.core.textsafe import scrub_surrogates
 from peri_cli.core.tokens import TokenCounter, default_counter
-from peri_cli.core.tools import NOTHING, ToolContext, ToolError, ToolOutput, ToolRegistry, Writes
+from peri_cli.core.tools import (
+    NOTHING,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    ToolRegistry,
+    Writes,
+)
 from peri_cli.core.transcript import Interruption, MessageEntry
 
 
@@ -69,6 +78,7 @@ class Denial:
 @dataclass
 class _Planned:
     use: ToolUsePart
+    tool: Tool | None = None  # what runs: the named tool, or the target of a wrapper call
     params: Any = None
     writes: Writes = NOTHING
     output: ToolOutput | None = None  # set when decided without running (error, denial)
@@ -315,8 +325,11 @@ class Agent:
         tool = self.tools.get(item.use.name)
         if tool is None:
             names = ", ".join(sorted(self.tools.direct))
+            more = (
+                " More are available through SearchExtraTools." if self.tools.deferred else ""
+            )
             item.output = ToolOutput.error(
-                f"Unknown tool {item.use.name!r}. Available tools: {names}."
+                f"Unknown tool {item.use.name!r}. Available tools: {names}.{more}"
             )
             return
         if RAW_INPUT_KEY in item.use.input and len(item.use.input) == 1:
@@ -331,8 +344,12 @@ class Agent:
                 f"{bad_input}; the call was not run. Send the arguments again as valid Unicode."
             )
             return
+        raw = item.use.input
         try:
-            item.params = tool.validate(item.use.input)
+            if isinstance(tool, Unwrapping):  # permissions are decided on the target
+                tool, raw = await tool.unwrap(raw)
+            item.tool = tool
+            item.params = tool.validate(raw)
             item.writes = tool.writes(item.params, self.tool_ctx)
             decision = self.policy.decide(tool.name, tool.kind, list(item.writes.paths))
         except ToolError as e:
@@ -347,13 +364,13 @@ class Agent:
         answer: PermissionAnswer = "allow" if decision.action == "allow" else "deny"
         if decision.action == "ask":
             future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
-            yield PermissionRequested(tool.name, item.use.input, decision.reason, future)
+            yield PermissionRequested(tool.name, raw, decision.reason, future)
             answer = await future
             if answer == "allow_session":
                 self.policy.session_allowed.add(tool.name)
         if answer == "deny":
             why = decision.reason or "not permitted"
-            self.denials.append(Denial(tool.name, item.use.id, dict(item.use.input), why))
+            self.denials.append(Denial(tool.name, item.use.id, dict(raw), why))
             item.output = ToolOutput.error(
                 f"Permission denied for {tool.name} ({why}) in permission mode "
                 f"{self.policy.mode!r}. Do not retry the same call; tell the user what you "
@@ -365,7 +382,7 @@ class Agent:
         if before:
             await asyncio.wait(before)
         item.started = True
-        tool = self.tools.get(item.use.name)
+        tool = item.tool
         assert tool is not None
         try:
             item.output = await tool.call(item.params, self.tool_ctx)
