@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import default_chain
@@ -22,6 +23,9 @@ from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_enviro
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import Snapshot, TranscriptError
+
+if TYPE_CHECKING:
+    from peri_cli.mcp.manager import McpManager, RegistryBinding
 
 
 class StartupError(Exception):
@@ -72,7 +76,9 @@ class Runtime:
     warnings: list[str] = field(default_factory=list)
     session: Session | None = None
     agent: Agent | None = None
+    mcp: McpManager | None = None  # the MCP servers, connecting in the background
     _provider: Provider | None = None
+    _mcp_binding: RegistryBinding | None = None
 
     @property
     def context_window(self) -> int:
@@ -153,6 +159,12 @@ class Runtime:
         registry = ToolRegistry()
         for tool in builtin_tools():
             registry.add(tool)
+        chain = default_chain()
+        if self.mcp is not None:  # its sources first, so the wrappers are offered for them
+            if self._mcp_binding is not None:
+                self.mcp.detach(self._mcp_binding)
+            self._mcp_binding = self.mcp.attach(registry)
+            chain.add("mcp", self._mcp_binding.contribution)
         offer_extra_tools(registry)
         return Agent(
             session=session,
@@ -160,7 +172,7 @@ class Runtime:
             model=self.model,
             tools=registry,
             policy=PermissionPolicy(mode=self.mode, workspace=self.workspace),
-            chain=default_chain(),
+            chain=chain,
             compactor=self.make_compactor(),
             max_turns=self.max_turns,
         )
@@ -170,12 +182,15 @@ class Runtime:
         return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
 
     def close(self) -> None:
-        """End the run: stop background commands the model started, release the session."""
+        """End the run: stop background commands the model started and the MCP servers,
+        release the session."""
         if self.agent is not None:
             for tool in self.agent.tools.direct.values():
                 stop = getattr(tool, "terminate_background", None)
                 if stop is not None:
                     stop()
+        if self.mcp is not None:
+            self.mcp.close()
         if self.session is not None:
             self.session.close()
 
@@ -219,6 +234,32 @@ def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
         max_turns=args.max_turns,
         warnings=list(loaded.warnings),
     )
+    try:
+        _start_mcp(runtime)
+        _open_session(runtime, args)
+    except BaseException:
+        runtime.close()  # the MCP servers already started
+        raise
+    return runtime
+
+
+def _start_mcp(runtime: Runtime) -> None:
+    """Connect the configured MCP servers in the background. Workspace trust is not wired yet,
+    so project servers (`.mcp.json`, `.peri/settings*.json`) are skipped with a warning."""
+    from peri_cli.mcp.boot import start_servers
+
+    boot = start_servers(
+        runtime.workspace,
+        runtime.peri_home,
+        runtime.env,
+        trusted=False,
+        log_dir=runtime.store.root / "mcp-logs",
+    )
+    runtime.mcp = boot.manager
+    runtime.warnings.extend(boot.warnings)
+
+
+def _open_session(runtime: Runtime, args: argparse.Namespace) -> None:
     if args.cont:
         latest = runtime.store.latest()
         if latest is None:
@@ -229,4 +270,3 @@ def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
     elif args.resume is None:
         runtime.start_new()
     # `-r` without an id leaves the session unset: the TUI opens the picker.
-    return runtime

@@ -267,10 +267,14 @@ class Connection:
         return self._with_log(f"no answer within {self.timeouts.connect:g} s (timed out)")
 
     def _open_log(self) -> TextIO:
-        if self.log_path is None:
-            return open(os.devnull, "w")
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        return open(self.log_path, "w", encoding="utf-8", errors="replace")
+        """Where the server's stderr goes: its log file, or nowhere (never the terminal)."""
+        if self.log_path is not None:
+            try:
+                self.log_path.parent.mkdir(parents=True, exist_ok=True)
+                return open(self.log_path, "w", encoding="utf-8", errors="replace")
+            except OSError:  # an unwritable PERI_HOME must not stop the server
+                self.log_path = None
+        return open(os.devnull, "w")
 
     def _with_log(self, text: str) -> str:
         """`text`, plus the last thing the server wrote on stderr (often the real reason)."""

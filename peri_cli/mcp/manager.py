@@ -99,21 +99,18 @@ class McpManager:
         atexit.register(self.close)
 
     def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
-        """Stop every server and the thread (idempotent; callable from any thread)."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-        atexit.unregister(self.close)
+        """Stop every server and the thread; callable from any thread, again after an
+        interrupted close (Ctrl+C while closing), and from `atexit` as the last resort."""
+        self._closed = True
         thread = self._thread
-        if thread is None:
-            return
-        self._started.wait(timeout)
-        loop, stop = self._loop, self._stop
-        if loop is not None and stop is not None:
-            with contextlib.suppress(RuntimeError):  # the loop already ended
-                loop.call_soon_threadsafe(stop.set)
-        thread.join(timeout)
+        if thread is not None and thread.is_alive():
+            self._started.wait(timeout)
+            loop, stop = self._loop, self._stop
+            if loop is not None and stop is not None:
+                with contextlib.suppress(RuntimeError):  # the loop already ended
+                    loop.call_soon_threadsafe(stop.set)
+            thread.join(timeout)
+        atexit.unregister(self.close)
 
     def _thread_main(self) -> None:
         loop = asyncio.new_event_loop()

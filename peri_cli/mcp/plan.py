@@ -16,6 +16,7 @@ from peri_cli.mcp.config import ServerConfig, ServerConfigs
 class Skipped:
     config: ServerConfig
     reason: str
+    shadowed: bool = False  # another entry of the same name starts instead
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ def plan_servers(
         chosen: ServerConfig | None = None
         for config in reversed(candidates):  # highest precedence first
             if chosen is not None:
-                skipped.append(Skipped(config, f"shadowed by the entry in {chosen.source}"))
+                why = f"shadowed by the entry in {chosen.source}"
+                skipped.append(Skipped(config, why, shadowed=True))
                 continue
             reason = _refusal(config, trusted, approve)
             if reason is None:

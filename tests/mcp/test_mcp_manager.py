@@ -21,7 +21,7 @@ from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.manager import McpManager
 from peri_cli.mcp.plan import Skipped
 from peri_cli.mcp.status import Timeouts
-from tests.mcp.conftest import SERVERS, alive, env_for, pids, stdio, time_server, wait_for
+from tests.mcp.helpers import SERVERS, alive, env_for, pids, stdio, time_server, wait_for
 
 
 @contextmanager
