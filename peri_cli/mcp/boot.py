@@ -1,42 +1,58 @@
-"""Everything the runtime needs to bring up MCP in one call: read the configs, decide what may
-start (project servers only in a trusted workspace), start the manager, and say what was skipped."""
+"""What the runtime calls to bring up MCP: gather the entries, decide what may start (project
+servers only in a trusted workspace), start the manager, and say what was skipped; again when the
+workspace becomes trusted mid-run."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peri_cli.core.settings import McpServerSetting
 from peri_cli.core.textsafe import visible
-from peri_cli.mcp.config import load_server_configs
+from peri_cli.mcp.config import gather_configs
 from peri_cli.mcp.manager import McpManager
-from peri_cli.mcp.plan import plan_servers
+from peri_cli.mcp.plan import UNTRUSTED, StartPlan, plan_servers
 from peri_cli.mcp.status import timeouts_from_env
 
 
 @dataclass
 class Boot:
-    manager: McpManager | None  # None when no server may start
+    manager: McpManager | None  # None when nothing is configured
     warnings: list[str] = field(default_factory=list)  # one line each, safe to show
 
 
-def start_servers(
+def plan_run(
     workspace: Path,
-    peri_home: Path,
     env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting],
     *,
     trusted: bool,
-    log_dir: Path | None = None,
-) -> Boot:
-    """Read, plan and start (in the background; returns at once)."""
-    configs = load_server_configs(workspace, peri_home, env)
+) -> tuple[StartPlan, list[str]]:
+    """The plan, and one warning line per broken entry and per project server left out for a
+    reason other than trust (core's trust warning already names what an untrusted workspace's
+    files asked for, `.mcp.json` servers included)."""
+    configs = gather_configs(workspace, env, settings_servers)
     plan = plan_servers(configs, trusted=trusted)
     warnings = [visible(f"MCP config skipped: {p}") for p in configs.problems]
     warnings += [
         visible(f"MCP server {s.config.name!r} from {s.config.source} not started: {s.reason}")
         for s in plan.skipped
-        if not s.shadowed
+        if not s.shadowed and s.reason != UNTRUSTED
     ]
+    return plan, warnings
+
+
+def start_servers(
+    workspace: Path,
+    env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting],
+    *,
+    trusted: bool,
+    log_dir: Path | None = None,
+) -> Boot:
+    """Plan and start in the background (returns at once)."""
+    plan, warnings = plan_run(workspace, env, settings_servers, trusted=trusted)
     if not plan.start and not plan.skipped:
         return Boot(None, warnings)
     manager = McpManager(
@@ -48,3 +64,20 @@ def start_servers(
     )
     manager.start()
     return Boot(manager, warnings)
+
+
+def trust_granted(
+    boot: Boot,
+    workspace: Path,
+    env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting],
+    *,
+    log_dir: Path | None = None,
+) -> Boot:
+    """The workspace is trusted now: start its project servers too (those already running
+    keep running)."""
+    if boot.manager is None:
+        return start_servers(workspace, env, settings_servers, trusted=True, log_dir=log_dir)
+    plan, warnings = plan_run(workspace, env, settings_servers, trusted=True)
+    boot.manager.add(plan.start)
+    return Boot(boot.manager, warnings)

@@ -1,27 +1,29 @@
 """MCP server entries in Claude Code's `mcpServers` format, read with their scope.
 
-User servers come from `$PERI_HOME/settings.json`; project servers from the workspace's `.mcp.json`,
-`.peri/settings.json` and `.peri/settings.local.json` (later wins on a name). A project entry runs
-commands on the user's machine, so the scope travels with every entry (see `plan.py`). A malformed
-entry or file is reported as a problem and skipped; it never stops Peri.
+User servers come from `$PERI_HOME/settings.json`; project servers from the workspace's `.mcp.json`
+and its `.peri/settings.json` / `.peri/settings.local.json` (later wins on a name). The settings
+files are read by `core/settings.py` (which keeps a repository's servers apart until the workspace
+is trusted); `.mcp.json` is read here. A project entry runs commands on the user's machine, so the
+scope travels with every entry (see `plan.py`). A malformed entry or file is reported as a problem
+and skipped; it never stops Peri.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.core.safe_read import SafeReadError, read_text
+from peri_cli.core.settings import McpServerSetting
+
 Scope = Literal["user", "project"]
 Transport = Literal["stdio", "http", "sse"]
 
-MAX_FILE_BYTES = 1_000_000  # a `.mcp.json` larger than this is not a config someone wrote
 _TYPES: dict[str, Transport] = {
     "stdio": "stdio",
     "http": "http",
@@ -87,35 +89,56 @@ class EntryError(ValueError):
     """An entry that cannot be used; the message says which field and why."""
 
 
-def config_files(workspace: Path, peri_home: Path) -> list[tuple[Path, Scope]]:
-    """The files that may hold servers, lowest precedence first."""
-    return [
-        (peri_home / "settings.json", "user"),
-        (workspace / ".mcp.json", "project"),
-        (workspace / ".peri" / "settings.json", "project"),
-        (workspace / ".peri" / "settings.local.json", "project"),
-    ]
+MCP_JSON = ".mcp.json"
 
 
-def load_server_configs(
-    workspace: Path, peri_home: Path, env: Mapping[str, str] | None = None
+def gather_configs(
+    workspace: Path,
+    env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting] = (),
 ) -> ServerConfigs:
-    """Read every config file; a missing file is silence, a broken one a problem."""
-    env = os.environ if env is None else env
-    servers: list[ServerConfig] = []
+    """Every entry, lowest precedence first: the user's settings, the workspace's `.mcp.json`,
+    then the workspace's settings files (`settings_servers` is `LoadedSettings.mcp_servers`)."""
+    user = [s for s in settings_servers if not s.from_workspace]
+    project = [s for s in settings_servers if s.from_workspace]
+    parts = [
+        from_settings(user, workspace, env),
+        load_mcp_json(workspace, env),
+        from_settings(project, workspace, env),
+    ]
+    return ServerConfigs(
+        tuple(c for p in parts for c in p.servers), tuple(x for p in parts for x in p.problems)
+    )
+
+
+def from_settings(
+    servers: Iterable[McpServerSetting], workspace: Path, env: Mapping[str, str]
+) -> ServerConfigs:
+    """Entries the settings files hold, each parsed with the scope of its file."""
+    found: list[ServerConfig] = []
     problems: list[ConfigProblem] = []
-    for path, scope in config_files(workspace, peri_home):
+    for server in servers:
+        scope: Scope = "project" if server.from_workspace else "user"
+        source = Path(server.source.where or "settings")
         try:
-            data = _read_object(path, workspace if scope == "project" else None)
+            found.append(
+                parse_entry(server.name, server.config, scope, source, env=env, workspace=workspace)
+            )
         except EntryError as e:
-            problems.append(ConfigProblem(path, None, str(e)))
-            continue
-        if data is None:
-            continue
-        found = parse_servers(data.get("mcpServers"), scope, path, env, workspace)
-        servers.extend(found.servers)
-        problems.extend(found.problems)
-    return ServerConfigs(tuple(servers), tuple(problems))
+            problems.append(ConfigProblem(source, server.name, str(e)))
+    return ServerConfigs(tuple(found), tuple(problems))
+
+
+def load_mcp_json(workspace: Path, env: Mapping[str, str]) -> ServerConfigs:
+    """The workspace's `.mcp.json`: nothing when absent, a problem when broken."""
+    path = workspace / MCP_JSON
+    try:
+        data = _read_object(path, workspace)
+    except EntryError as e:
+        return ServerConfigs(problems=(ConfigProblem(path, None, str(e)),))
+    if data is None:
+        return ServerConfigs()
+    return parse_servers(data.get("mcpServers"), "project", path, env, workspace)
 
 
 def parse_servers(
@@ -250,29 +273,15 @@ def _string_map(entry: dict[str, Any], key: str) -> dict[str, str]:
     return dict(value)
 
 
-def _read_object(path: Path, inside: Path | None) -> dict[str, Any] | None:
-    """The file's top-level object; None when there is no file. A project file must be a regular
-    file inside the workspace (after symlinks) and not huge."""
+def _read_object(path: Path, inside: Path) -> dict[str, Any] | None:
+    """The file's top-level object through the shared guard (a regular file inside the workspace,
+    not huge); None when there is no file."""
     try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except OSError as e:
-        raise EntryError(f"cannot read ({e.strerror or e})") from e
-    if not stat.S_ISREG(info.st_mode):
-        raise EntryError("not a regular file; ignored")
-    if inside is not None:
-        resolved, root = path.resolve(), inside.resolve()
-        if resolved != root and root not in resolved.parents:
-            raise EntryError(f"links outside the workspace (to {resolved}); ignored")
-    if info.st_size > MAX_FILE_BYTES:
-        raise EntryError(f"larger than {MAX_FILE_BYTES} bytes; ignored")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise EntryError("not valid UTF-8") from e
-    except OSError as e:
-        raise EntryError(f"cannot read ({e.strerror or e})") from e
+        text = read_text(path, inside=inside)
+    except SafeReadError as e:
+        if e.missing:
+            return None
+        raise EntryError(f"{e.reason}; ignored") from e
     if not text.strip():
         return None
     try:

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -135,8 +136,9 @@ class McpManager:
             return
         del Connection
         if not self._closed:
-            for config in self._configs.values():
-                self._connect(config, self._ready[config.name])
+            for config in list(self._configs.values()):
+                if config.name not in self._connections:
+                    self._connect(config, self._ready[config.name])
         await self._stop.wait()
         await asyncio.gather(*(c.stop() for c in self._connections.values()))
 
@@ -263,21 +265,81 @@ class McpManager:
         with self._lock, contextlib.suppress(ValueError):
             self._bindings.remove(binding)
 
+    def contribution(self, _ctx: object) -> None:
+        """A request-time contributor that adds no text: right before each request is built
+        (on the agents' loop) it applies queued tool changes to every registry, so `alwaysLoad`
+        tools of a late server are sent. Registries no agent holds any more are let go."""
+        with self._lock:
+            self._bindings = [b for b in self._bindings if b.alive]
+            bindings = list(self._bindings)
+        for binding in bindings:
+            binding.sync()
+
     def reconnect(self, name: str) -> bool:
         """Start a new connection attempt for `name` (after a crash, or to pick up changes);
         False when there is no such server or the manager is not running."""
         config = self._configs.get(name)
-        loop = self._loop
-        if config is None or loop is None or self._closed:
+        if config is None or self._loop is None or self._closed:
             return False
+        return self._schedule_restart(config, force=True)
+
+    def add(self, servers: Sequence[ServerConfig]) -> None:
+        """Start servers that were not running (the workspace was trusted mid-run); a server
+        whose entry changed is restarted with the new one. Starts the manager if needed."""
+        for config in servers:
+            old = self._configs.get(config.name)
+            if old is not None and (old.fingerprint(), old.scope) == (
+                config.fingerprint(),
+                config.scope,
+            ):
+                continue
+            clash = next(
+                (
+                    other
+                    for other in self._configs
+                    if other != config.name and tool_prefix(other) == tool_prefix(config.name)
+                ),
+                None,
+            )
+            if clash is not None:
+                self._publish(
+                    config, "failed", f"its name clashes with {clash!r} in tool names; rename one"
+                )
+                continue
+            self._configs[config.name] = config
+            self._ready.setdefault(config.name, Latch())
+            if old is None:
+                self._publish(config, "connecting", "starting")
+                with self._lock:
+                    for binding in self._bindings:
+                        binding.post_source(config.name, tool_prefix(config.name))
+            if self._loop is not None and not self._closed:
+                self._schedule_restart(config, force=False)
+        if self._thread is None:
+            self.start()
+
+    def _schedule_restart(self, config: ServerConfig, *, force: bool) -> bool:
+        """A new connection for `config` on the manager's loop, replacing any current one (unless
+        it is already for this very entry and not `force`)."""
+        loop = self._loop
+        if loop is None:
+            return False
+        name = config.name
         ready = self._ready[name] = Latch()
 
-        async def again() -> None:
-            old = self._connections.pop(name, None)
+        async def restart() -> None:
+            old = self._connections.get(name)
+            if old is not None and old.config is config and not force:
+                if old.state == "connecting":
+                    old.ready = ready  # the first attempt for this very entry is under way
+                else:
+                    ready.set()
+                return
+            self._connections.pop(name, None)
             self._tools[name], self._prompts[name] = [], []
             for binding in list(self._bindings):
                 binding.post(name, [])
-            self._publish(config, "connecting", "reconnecting")
+            self._publish(config, "connecting", "reconnecting" if old else "starting")
             if old is not None:
                 await old.stop()
             if self._closed:
@@ -286,7 +348,7 @@ class McpManager:
                 self._connect(config, ready)
 
         try:
-            asyncio.run_coroutine_threadsafe(again(), loop)
+            asyncio.run_coroutine_threadsafe(restart(), loop)
         except RuntimeError:  # the manager's loop has ended
             ready.set()
             return False
@@ -349,9 +411,10 @@ class RegistryBinding:
 
     def __init__(self, manager: McpManager, registry: ToolRegistry) -> None:
         self.manager = manager
-        self.registry = registry
+        self._registry = weakref.ref(registry)  # a finished SubAgent's registry may go
         self._lock = threading.Lock()
         self._queued: dict[str, list[McpTool]] = {}
+        self._queued_sources: list[tuple[str, str]] = []
         self._current: dict[str, list[str]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -364,6 +427,15 @@ class RegistryBinding:
             with contextlib.suppress(RuntimeError):  # that loop has closed
                 loop.call_soon_threadsafe(self.sync)
 
+    def post_source(self, server: str, prefix: str) -> None:
+        """Queue a new server's source (any thread)."""
+        with self._lock:
+            self._queued_sources.append((server, prefix))
+            loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self.sync)
+
     def sync(self) -> None:
         """Apply queued changes, if called on a thread running an event loop (the agent's);
         from a worker thread it does nothing, since the agent's loop may be reading the registry."""
@@ -373,14 +445,24 @@ class RegistryBinding:
             return
         self.apply()
 
+    @property
+    def alive(self) -> bool:
+        return self._registry() is not None
+
     def apply(self) -> None:
         with self._lock:
             queued, self._queued = self._queued, {}
+            sources, self._queued_sources = self._queued_sources, []
+        registry = self._registry()
+        if registry is None:
+            return
+        for server, prefix in sources:
+            registry.add_source(ServerSource(self.manager, self, server, prefix))
         for server, tools in queued.items():
             for name in self._current.pop(server, []):
-                self.registry.remove(name)
+                registry.remove(name)
             for tool in tools:
-                self.registry.add(tool, deferred=not tool.always_load)
+                registry.add(tool, deferred=not tool.always_load)
             self._current[server] = [t.name for t in tools]
 
     def contribution(self, _ctx: object) -> None:

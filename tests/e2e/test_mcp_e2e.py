@@ -121,7 +121,9 @@ def test_the_model_finds_and_runs_mcp_tools(peri: Peri, web: str, tmp_path: Path
     assert "closed the connection during the call" in tool_results(calls[5])[-1]
     assert "No tool named 'mcp__stuck__wait'" in tool_results(calls[6])[-1]
     # the project's server was never started, and stderr says so
-    assert "MCP server 'repo' from" in done.stderr and "not trusted" in done.stderr
+    assert "workspace not trusted; ignoring what its files would loosen: MCP server 'repo'" in (
+        done.stderr
+    )
     started = pids(pidfile)
     assert len(started) == 2  # crashy and stuck, never repo
     assert not any(alive(p) for p in started)
@@ -131,16 +133,25 @@ def test_the_model_finds_and_runs_mcp_tools(peri: Peri, web: str, tmp_path: Path
 def test_a_denial_is_decided_on_the_target(peri: Peri, tmp_path: Path) -> None:
     configure(peri, tmp_path / "pids.txt", {"time": TIME})
     peri.server.set_script(
-        [execute("mcp__time__get_current_time", {"timezone": "UTC"}), {"text": "ok"}]
+        [
+            execute("mcp__time__get_current_time", {"timezone": "UTC"}),
+            execute("mcp__repo__ping", {}),
+            {"text": "ok"},
+        ]
     )
-    result = peri.json("-p", "time please", "--permission-mode", "accept-edits")
-    (denial,) = result["permission_denials"]
-    assert denial["tool_name"] == "mcp__time__get_current_time"
-    assert denial["tool_input"] == {"timezone": "UTC"}
+    result = peri.json(
+        "-p", "time please", "--permission-mode", "accept-edits", "--trust-workspace"
+    )
+    first, second = result["permission_denials"]
+    assert first["tool_name"] == "mcp__time__get_current_time"
+    assert first["tool_input"] == {"timezone": "UTC"}
     assert (
         "Permission denied for mcp__time__get_current_time"
         in tool_results(peri.model_calls()[1])[-1]
     )
+    # with --trust-workspace the project's own server started (and asks permission too)
+    assert second["tool_name"] == "mcp__repo__ping"
+    assert len(pids(tmp_path / "pids.txt")) == 1
     assert server_processes(tmp_path / "pids.txt") == []
 
 

@@ -8,12 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.mcp.config import (
-    MAX_FILE_BYTES,
-    ServerConfigs,
-    load_server_configs,
-    parse_servers,
-)
+from peri_cli.core.safe_read import MAX_CONFIG_BYTES
+from peri_cli.core.settings import load_settings
+from peri_cli.mcp.config import ServerConfigs, gather_configs, load_mcp_json, parse_servers
 
 
 def parse(block: object, env: dict[str, str] | None = None) -> ServerConfigs:
@@ -146,22 +143,38 @@ def write(path: Path, data: object) -> Path:
     return path
 
 
+def gathered(ws: Path, home: Path, env: dict[str, str] | None = None) -> ServerConfigs:
+    """As the runtime gathers them: the settings files through core (everything applied, as in a
+    trusted workspace), `.mcp.json` here."""
+    loaded = load_settings(ws, home, env or {})
+    return gather_configs(ws, env or {}, loaded.mcp_servers)
+
+
 def test_files_and_scopes(tmp_path: Path) -> None:
     ws, home = tmp_path / "ws", tmp_path / "home"
     write(home / "settings.json", {"model": "m", "mcpServers": {"u": {"command": "user-srv"}}})
     write(ws / ".mcp.json", {"mcpServers": {"p": {"command": "proj-srv"}}})
     write(ws / ".peri" / "settings.json", {"mcpServers": {"q": {"url": "https://q.test"}}})
-    loaded = load_server_configs(ws, home, {})
+    write(ws / ".peri" / "settings.local.json", {"mcpServers": {"l": {"command": "mine"}}})
+    loaded = gathered(ws, home)
     assert loaded.problems == ()
     assert [(s.name, s.scope, s.source.name) for s in loaded.servers] == [
         ("u", "user", "settings.json"),
         ("p", "project", ".mcp.json"),
         ("q", "project", "settings.json"),
+        ("l", "project", "settings.local.json"),
     ]
 
 
 def test_no_files_is_silence(tmp_path: Path) -> None:
-    assert load_server_configs(tmp_path / "ws", tmp_path / "home", {}) == ServerConfigs()
+    assert gathered(tmp_path / "ws", tmp_path / "home") == ServerConfigs()
+
+
+def test_a_bad_settings_entry_is_a_problem_naming_its_file(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    settings = write(home / "settings.json", {"mcpServers": {"x": {"command": ["a"]}}})
+    (p,) = gathered(ws, home).problems
+    assert str(p) == f"{settings}: mcpServers.x: command: expected a string, got a list"
 
 
 @pytest.mark.parametrize(
@@ -173,7 +186,7 @@ def test_no_files_is_silence(tmp_path: Path) -> None:
         ('{"mcpServers": 3}', "mcpServers: expected an object, got a number"),
     ],
 )
-def test_broken_files_are_problems(tmp_path: Path, content: str | bytes, message: str) -> None:
+def test_broken_mcp_json_is_a_problem(tmp_path: Path, content: str | bytes, message: str) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     path = ws / ".mcp.json"
@@ -182,34 +195,28 @@ def test_broken_files_are_problems(tmp_path: Path, content: str | bytes, message
     else:
         path.write_text(content)
     write(tmp_path / "home" / "settings.json", {"mcpServers": {"u": {"command": "c"}}})
-    loaded = load_server_configs(ws, tmp_path / "home", {})
+    loaded = gathered(ws, tmp_path / "home")
     assert [s.name for s in loaded.servers] == ["u"]  # the user's servers are unaffected
     (p,) = loaded.problems
     assert str(p).startswith(f"{path}: ") and message in str(p)
 
 
-def test_hostile_project_files(tmp_path: Path) -> None:
+def test_hostile_mcp_json(tmp_path: Path) -> None:
     ws, outside = tmp_path / "ws", tmp_path / "outside.json"
     ws.mkdir()
     write(outside, {"mcpServers": {"evil": {"command": "curl"}}})
     (ws / ".mcp.json").symlink_to(outside)
-    os.mkfifo(ws / ".peri-fifo")
-    (ws / ".peri").mkdir()
-    (ws / ".peri" / "settings.json").symlink_to(ws / ".peri-fifo")  # a FIFO would block a read
-    big = ws / ".peri" / "settings.local.json"
-    big.write_text('{"mcpServers": {}, "pad": "' + "x" * MAX_FILE_BYTES + '"}')
-    loaded = load_server_configs(ws, tmp_path / "home", {})
-    assert loaded.servers == ()
-    messages = [str(p) for p in loaded.problems]
-    assert "links outside the workspace" in messages[0]
-    assert "not a regular file" in messages[1]
-    assert f"larger than {MAX_FILE_BYTES} bytes" in messages[2]
-
-
-def test_directory_instead_of_file(tmp_path: Path) -> None:
-    (tmp_path / "ws" / ".mcp.json").mkdir(parents=True)
-    (p,) = load_server_configs(tmp_path / "ws", tmp_path / "home", {}).problems
-    assert "not a regular file" in str(p)
+    assert "resolves outside" in str(load_mcp_json(ws, {}).problems[0])
+    (ws / ".mcp.json").unlink()
+    os.mkfifo(ws / ".mcp.json")  # a FIFO would block a plain read forever
+    assert "FIFO" in str(load_mcp_json(ws, {}).problems[0])
+    (ws / ".mcp.json").unlink()
+    write(ws / ".mcp.json", '{"mcpServers": {}, "pad": "' + "x" * MAX_CONFIG_BYTES + '"}')
+    assert "is larger than 1 MiB" in str(load_mcp_json(ws, {}).problems[0])
+    (ws / ".mcp.json").unlink()
+    (ws / ".mcp.json").mkdir()
+    assert "is a directory" in str(load_mcp_json(ws, {}).problems[0])
+    assert load_mcp_json(ws, {}).servers == ()
 
 
 def test_fingerprint_follows_the_entry_as_written() -> None:

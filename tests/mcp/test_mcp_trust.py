@@ -1,0 +1,74 @@
+"""Project servers and workspace trust: `.mcp.json` servers are what trust unlocks (the dialog
+lists them), they start only when trusted, and trusting mid-run starts them beside the others."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from peri_cli.core.tools import ToolRegistry
+from peri_cli.core.workspace import load_workspace
+from peri_cli.mcp.boot import plan_run, start_servers, trust_granted
+from tests.mcp.helpers import SERVERS, TIME_SERVER
+
+
+def workspace(tmp_path: Path) -> tuple[Path, Path]:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    home.mkdir()
+    user = {"mcpServers": {"time": {"command": str(TIME_SERVER)}}}
+    (home / "settings.json").write_text(json.dumps(user))
+    repo = {"command": sys.executable, "args": [str(SERVERS / "crash_server.py")]}
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": repo}}))
+    return ws, home
+
+
+def test_the_trust_question_lists_mcp_json_servers(tmp_path: Path) -> None:
+    ws, home = workspace(tmp_path)
+    _, trust = load_workspace(ws, home, {}, home=tmp_path, interactive=True)
+    assert trust.ask and not trust.trusted
+    (item,) = trust.loosenings
+    assert item.kind == "mcp_server" and item.source == ".mcp.json"
+    assert item.describe() == f"MCP server 'repo' ({sys.executable}) (from .mcp.json)"
+    _, flagged = load_workspace(ws, home, {}, home=tmp_path, trust_flag=True)
+    assert flagged.trusted
+
+
+def test_project_servers_wait_for_trust(tmp_path: Path) -> None:
+    ws, home = workspace(tmp_path)
+    loaded, _ = load_workspace(ws, home, {}, home=tmp_path)
+    plan, warnings = plan_run(ws, {}, loaded.mcp_servers, trusted=False)
+    assert [c.name for c in plan.start] == ["time"]
+    (skipped,) = plan.skipped
+    assert skipped.config.name == "repo" and "not trusted" in skipped.reason
+    assert warnings == []  # core's trust warning names it already
+    trusted, none = plan_run(ws, {}, loaded.mcp_servers, trusted=True)
+    assert [c.name for c in trusted.start] == ["time", "repo"] and none == []
+
+
+async def test_trusting_mid_run_starts_the_project_servers(tmp_path: Path) -> None:
+    ws, home = workspace(tmp_path)
+    loaded, _ = load_workspace(ws, home, {}, home=tmp_path)
+    boot = start_servers(ws, {}, loaded.mcp_servers, trusted=False)
+    assert boot.manager is not None
+    try:
+        registry = ToolRegistry()
+        boot.manager.attach(registry)
+        assert sorted(registry.sources) == ["time"]
+        status = boot.manager.status("repo")
+        assert status is not None and status.state == "skipped"
+        boot = trust_granted(boot, ws, {}, loaded.mcp_servers)
+        boot.manager.contribution(None)  # the next request, on the agent's loop
+        assert sorted(registry.sources) == ["repo", "time"]
+        for source in registry.sources.values():
+            await source.wait(30)
+        boot.manager.contribution(None)
+        assert "mcp__repo__ping" in registry.deferred
+        assert "mcp__time__get_current_time" in registry.deferred
+        assert {s.name: s.state for s in boot.manager.statuses()} == {
+            "time": "connected",
+            "repo": "connected",
+        }
+    finally:
+        boot.manager.close()
