@@ -257,6 +257,7 @@ class Runtime:
             self.loaded.mcp_servers if self.loaded is not None else (),
             trusted=self.trusted,
             log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
         )
         self.mcp = self._mcp_boot.manager
         self.warnings.extend(self._mcp_boot.warnings)
@@ -273,6 +274,7 @@ class Runtime:
             self.env,
             self.loaded.mcp_servers if self.loaded is not None else (),
             log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
         )
         self.mcp = self._mcp_boot.manager
         self.warnings.extend(self._mcp_boot.warnings)

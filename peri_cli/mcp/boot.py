@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peri_cli.core.childenv import child_env
 from peri_cli.core.settings import McpServerSetting
 from peri_cli.core.textsafe import visible
 from peri_cli.mcp.config import gather_configs
@@ -50,8 +51,10 @@ def start_servers(
     *,
     trusted: bool,
     log_dir: Path | None = None,
+    scrub_env: Iterable[str] = (),
 ) -> Boot:
-    """Plan and start in the background (returns at once)."""
+    """Plan and start in the background (returns at once). `${VAR}`s expand from all of `env`;
+    stdio servers start from `env` without Peri's credentials and the `scrub_env` names."""
     plan, warnings = plan_run(workspace, env, settings_servers, trusted=trusted)
     if not plan.start and not plan.skipped:
         return Boot(None, warnings)
@@ -59,7 +62,7 @@ def start_servers(
         plan.start,
         skipped=plan.skipped,
         timeouts=timeouts_from_env(env),
-        env=env,
+        env=child_env(env, scrub_env),
         log_dir=log_dir,
     )
     manager.start()
@@ -73,11 +76,14 @@ def trust_granted(
     settings_servers: Iterable[McpServerSetting],
     *,
     log_dir: Path | None = None,
+    scrub_env: Iterable[str] = (),
 ) -> Boot:
     """The workspace is trusted now: start its project servers too (those already running
     keep running)."""
     if boot.manager is None:
-        return start_servers(workspace, env, settings_servers, trusted=True, log_dir=log_dir)
+        return start_servers(
+            workspace, env, settings_servers, trusted=True, log_dir=log_dir, scrub_env=scrub_env
+        )
     plan, warnings = plan_run(workspace, env, settings_servers, trusted=True)
     boot.manager.add(plan.start)
     return Boot(boot.manager, warnings)

@@ -4,10 +4,11 @@ lists them), they start only when trusted, and trusting mid-run starts them besi
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
-from peri_cli.core.tools import ToolRegistry
+from peri_cli.core.tools import ToolContext, ToolRegistry
 from peri_cli.core.workspace import load_workspace
 from peri_cli.mcp.boot import plan_run, start_servers, trust_granted
 from tests.mcp.helpers import SERVERS, TIME_SERVER
@@ -70,5 +71,43 @@ async def test_trusting_mid_run_starts_the_project_servers(tmp_path: Path) -> No
             "time": "connected",
             "repo": "connected",
         }
+    finally:
+        boot.manager.close()
+
+
+async def test_scrubbed_variables_never_reach_a_server(tmp_path: Path) -> None:
+    ws, home = workspace(tmp_path)
+    (home / "settings.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "env": {
+                        "command": sys.executable,
+                        "args": [str(SERVERS / "crash_server.py")],
+                        "env": {"NAMED": "${DB_PASSWORD}"},
+                    }
+                }
+            }
+        )
+    )
+    env = {**os.environ, "DB_PASSWORD": "hunter2", "ANTHROPIC_API_KEY": "sk-x"}
+    loaded, _ = load_workspace(ws, home, env, home=tmp_path)
+    boot = start_servers(ws, env, loaded.mcp_servers, trusted=False, scrub_env=["DB_PASSWORD"])
+    assert boot.manager is not None
+    try:
+        registry = ToolRegistry()
+        boot.manager.attach(registry)
+        await registry.sources["env"].wait(30)
+        boot.manager.contribution(None)
+        getenv = registry.deferred["mcp__env__getenv"]
+        ctx = ToolContext(workspace=ws, session_dir=tmp_path / "s")
+
+        async def value(name: str) -> str:
+            out = await getenv.call({"name": name}, ctx)
+            return out.content[0].text  # type: ignore[union-attr]
+
+        assert await value("DB_PASSWORD") == "<unset>"  # a scrubbed name is not inherited
+        assert await value("ANTHROPIC_API_KEY") == "<unset>"
+        assert await value("NAMED") == "hunter2"  # but the entry may name it explicitly
     finally:
         boot.manager.close()
