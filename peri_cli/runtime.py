@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from peri_cli.core.agent_types import discover_agent_types
 from peri_cli.core.childenv import child_env
 from peri_cli.core.compaction import CompactConfig, Compactor
+from peri_cli.core.contributions import ContributionChain, default_chain
 from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.loop import Agent
@@ -27,6 +29,10 @@ from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import Snapshot, TranscriptError
 from peri_cli.core.trust import Loosening, TrustRecord, TrustState, TrustStore, TrustStoreError
 from peri_cli.core.workspace import load_workspace, settle, workspace_guides
+
+if TYPE_CHECKING:
+    from peri_cli.mcp.boot import Boot
+    from peri_cli.mcp.manager import McpManager
 
 
 class StartupError(Exception):
@@ -78,7 +84,9 @@ class Runtime:
     session: Session | None = None
     agent: Agent | None = None
     subagents: SubagentManager | None = None
+    mcp: McpManager | None = None  # the MCP servers, connecting in the background
     _provider: Provider | None = None
+    _mcp_boot: Boot | None = None
     # Workspace trust (None: built without settings files, e.g. by a test: nothing to unlock).
     trust: TrustState | None = None
     loaded: LoadedSettings | None = None
@@ -112,6 +120,7 @@ class Runtime:
             state.trusted, state.why = True, "recorded"
             assert self.loaded is not None
             self._apply_settings(settle(self.loaded, self.env, trusted=True))
+            self._mcp_trusted()
         else:
             state.why = "declined" if answer is False else state.why
             if warning := state.warning():
@@ -218,6 +227,8 @@ class Runtime:
             registry.add(agent_tool)
             if self.skills.for_model():
                 registry.add(SkillTool(self.skills))
+            if self.mcp is not None:  # the servers' sources first, so the wrappers are offered
+                self.mcp.attach(registry)
             offer_extra_tools(registry)
             return registry
 
@@ -226,6 +237,7 @@ class Runtime:
             workspace=self.workspace,
             make_tools=make_tools,
             make_compactor=self.make_compactor,
+            make_chain=self._make_chain,
             env=child_env(self.env, self.settings.scrub_env),
         )
         policy = PermissionPolicy(mode=self.mode, workspace=self.workspace)
@@ -236,12 +248,52 @@ class Runtime:
         self.warnings.extend(catalog.problems)
         return agent
 
+    def _make_chain(self) -> ContributionChain:
+        chain = default_chain()
+        if self.mcp is not None:
+            chain.add("mcp", self.mcp.contribution)  # adds no text; applies late MCP tools
+        return chain
+
+    def start_mcp(self) -> None:
+        """Connect the configured MCP servers in the background (project ones only when the
+        workspace is trusted; the rest are named in the warnings)."""
+        from peri_cli.mcp.boot import start_servers
+
+        self._mcp_boot = start_servers(
+            self.workspace,
+            self.env,
+            self.loaded.mcp_servers if self.loaded is not None else (),
+            trusted=self.trusted,
+            log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
+        )
+        self.mcp = self._mcp_boot.manager
+        self.warnings.extend(self._mcp_boot.warnings)
+
+    def _mcp_trusted(self) -> None:
+        """The workspace was trusted mid-run: its project servers start too."""
+        if self._mcp_boot is None:
+            return
+        from peri_cli.mcp.boot import trust_granted
+
+        self._mcp_boot = trust_granted(
+            self._mcp_boot,
+            self.workspace,
+            self.env,
+            self.loaded.mcp_servers if self.loaded is not None else (),
+            log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
+        )
+        self.mcp = self._mcp_boot.manager
+        self.warnings.extend(self._mcp_boot.warnings)
+
     def make_compactor(self) -> Compactor:
         """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
         return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
 
     def close(self) -> None:
-        """End the run: stop background commands and SubAgents, release the session."""
+        """End the run: stop background commands, SubAgents and MCP servers, release the
+        session."""
         if self.subagents is not None:
             for child in self.subagents.children.values():
                 if child.task is not None and not child.task.done():
@@ -251,6 +303,8 @@ class Runtime:
                 stop = getattr(tool, "terminate_background", None)
                 if stop is not None:
                     stop()
+        if self.mcp is not None:
+            self.mcp.close()
         if self.session is not None:
             self.session.close()
 
@@ -322,6 +376,16 @@ def build_runtime(
         mode_from_flag=args.permission_mode is not None,
         skills=skills,
     )
+    try:
+        runtime.start_mcp()
+        _open_session(runtime, args, trust)
+    except BaseException:
+        runtime.close()  # the MCP servers have started
+        raise
+    return runtime
+
+
+def _open_session(runtime: Runtime, args: argparse.Namespace, trust: TrustState) -> None:
     if args.cont:
         latest = runtime.store.latest()
         if latest is None:
@@ -334,4 +398,3 @@ def build_runtime(
     elif args.resume is None:
         runtime.start_new()
     # `-r` without an id leaves the session unset: the TUI opens the picker.
-    return runtime
