@@ -29,7 +29,7 @@ from peri_cli.core.contributions import ContributionChain
 from peri_cli.core.events import Compacted, TurnEnded
 from peri_cli.core.loop import Agent
 from peri_cli.core.messages import Usage
-from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.provider import ModelRequest
 from peri_cli.core.session import SessionStore
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot

@@ -29,7 +29,7 @@ from peri_cli.core.messages import (
     user_text,
 )
 from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
-from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.projection import project, validate_view
 from peri_cli.core.provider import ProviderError
 from peri_cli.core.session import Session, SessionStore
