@@ -11,7 +11,7 @@ from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, Scripted
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
 from peri_cli.tui.widgets.notice import NoticeLine
-from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+from peri_cli.tui.widgets.permission_prompt import ApprovalRecord, PermissionPrompt
 from peri_cli.tui.widgets.tool_call import ToolCallView
 from peri_cli.tui.widgets.user_message import UserMessage
 
@@ -103,7 +103,7 @@ async def test_allow_for_session_stops_asking(tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.focused, PermissionPrompt))
         await pilot.press("down", "enter")  # the second choice: allow for the session
         await until(pilot, lambda: not app.busy, what="the turn to end")
-        assert len(app.query(PermissionPrompt)) == 1
+        assert [r.answer for r in app.query(ApprovalRecord)] == ["allow_session"]
         assert (runtime.workspace / "b.txt").exists()
     runtime.close()
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from rich.rule import Rule
+from rich.text import Text
 from textual.widgets import Static
 
+from peri_cli.core.textsafe import visible
 from peri_cli.tui.format import tokens
 
 _WHAT = {
@@ -48,4 +50,4 @@ class Separator(Static):
         detail: str = "",
     ) -> None:
         self.description = describe(strategy, before, after, affected, detail)
-        super().__init__(Rule(self.description, style="dim", characters="─"))
+        super().__init__(Rule(Text(visible(self.description)), style="dim", characters="─"))
