@@ -23,7 +23,7 @@ from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.startup import RuntimeSlot
 from peri_cli.tui.widgets.conversation import PAGE, Conversation
 from peri_cli.tui.widgets.notice import Level, NoticeLine
-from peri_cli.tui.widgets.permission_prompt import ApprovalDock, ApprovalRecord, PermissionPrompt
+from peri_cli.tui.widgets.permission_prompt import ApprovalDock, PermissionPrompt
 from peri_cli.tui.widgets.prompt_area import PromptArea
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER
 from peri_cli.tui.widgets.status_bar import StatusBar
@@ -407,10 +407,7 @@ class PeriApp(App[int]):
     # keys
 
     async def on_permission_prompt_answered(self, event: PermissionPrompt.Answered) -> None:
-        prompt = event.prompt
-        await self.approvals.close(prompt)
-        if self.conversation.is_attached:
-            await self.conversation.add(ApprovalRecord(prompt.tool, event.answer))
+        await self.approvals.close(event.prompt)  # (the bridge records the answer in its place)
         if self.approvals.pending is None:
             self.prompt_area.input.focus()
 

@@ -37,9 +37,11 @@ def approval_body(tool: str, tool_input: dict[str, Any], workspace: Path | None)
             if isinstance(tool_input.get(key), str):
                 lines += _target(tool_input[key], workspace, key)
         rest = tool_input
-    if rest:
-        text = json.dumps(rest, ensure_ascii=False, indent=1, default=str)
-        lines.append(plain(text, "dim" if tool == "Bash" or diff is not None else ""))
+    for key, value in rest.items():
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        )
+        lines.append(Content.assemble(plain(f"{key}: ", "dim"), plain(text)))
     return Content("\n").join(lines)
 
 

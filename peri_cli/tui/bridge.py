@@ -29,7 +29,7 @@ from peri_cli.tui.widgets.assistant_message import AssistantMessage as Assistant
 from peri_cli.tui.widgets.conversation import Conversation
 from peri_cli.tui.widgets.folded_text import FoldedText
 from peri_cli.tui.widgets.notice import Level, NoticeLine
-from peri_cli.tui.widgets.permission_prompt import ApprovalDock, PermissionPrompt
+from peri_cli.tui.widgets.permission_prompt import ApprovalDock, ApprovalRecord, PermissionPrompt
 from peri_cli.tui.widgets.separator import Separator
 from peri_cli.tui.widgets.status_bar import StatusBar
 from peri_cli.tui.widgets.tool_call import ToolCallView
@@ -125,6 +125,14 @@ class Bridge:
                 view.set_state("cancelled")
         for prompt in self.prompts:
             prompt.cancel()
+        await self._record_answers()
+
+    async def _record_answers(self) -> None:
+        """Each answered approval leaves a line in the conversation, where it was asked (before
+        anything the answer led to)."""
+        for prompt in [p for p in self.prompts if p.answered]:
+            self.prompts.remove(prompt)
+            await self.conversation.add(ApprovalRecord(prompt.tool, prompt.answer))
 
     async def _notice(self, text: str, level: Level = "info") -> None:
         await self.conversation.add(NoticeLine(text, level))
@@ -140,6 +148,8 @@ class Bridge:
 
     async def handle(self, event: Event) -> None:  # noqa: C901 - one case per event
         """The one place that decides how each event looks."""
+        if self.prompts:
+            await self._record_answers()
         match event:
             case TurnStarted():
                 await self._finish_text()
