@@ -129,8 +129,7 @@ def _unparsed(source: str, tokens: Sequence[Token]) -> tuple[int, str] | None:
         return None
     end = max((t.map[1] for t in tokens if t.map and not t.type.endswith("_open")), default=0)
     end = max(
-        [end]
-        + [t.map[1] for t in tokens if t.map and t.type in ("paragraph_open", "heading_open")]
+        [end] + [t.map[1] for t in tokens if t.map and t.type in ("paragraph_open", "heading_open")]
     )
     offsets = line_offsets(source)
     if end >= len(offsets):

@@ -25,6 +25,7 @@ from .harness import (
     assistant,
     make_runtime,
     results,
+    screen_text,
     send,
     until,
     user,
@@ -42,12 +43,6 @@ HOSTILE = {
 }
 BRACKETS = "grep -c '[' f; tr '[a-z' x; [b]bold[/b] [/] [@click=app.quit]q[/]"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def screen_text(app: PeriApp) -> str:
-    """Every cell the terminal would be sent, as text (segments joined line by line)."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
 
 
 def assert_safe(app: PeriApp, *markers: str) -> str:
