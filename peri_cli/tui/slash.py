@@ -23,13 +23,25 @@ if TYPE_CHECKING:
 # These act at once even while a turn runs; the others wait in the queue for the turn to end.
 IMMEDIATE = frozenset({"help", "exit", "mode", "model", "context"})
 
+# The one key table of the TUI, as /help shows it (the README repeats it; `app.PeriApp.BINDINGS`
+# and the widgets' bindings implement it).
 KEYS = [
-    ("Enter", "send the prompt"),
+    ("Enter", "send the prompt (queued while a turn runs)"),
     ("Shift+Enter, Ctrl+J", "new line"),
-    ("↑ / ↓", "prompt history (all sessions)"),
-    ("Tab", "complete a /command or @path"),
-    ("Ctrl+C", "cancel the running turn; twice when idle quits"),
-    ("Esc", "close a popup; deny a permission prompt"),
+    ("↑ / ↓", "prompt history (all sessions); move in a menu or an approval"),
+    ("Tab", "complete a /command or @path; else move focus to the folds"),
+    (
+        "Esc",
+        "the first that applies: close a popup or menu · deny the pending approval · "
+        "back to the prompt (from a fold) · interrupt the running turn. It never clears "
+        "typed text",
+    ),
+    ("Ctrl+C", "interrupt the running turn, else clear the prompt; twice when idle quits"),
+    ("PgUp / PgDn", "scroll the conversation (the approval, while one is pending)"),
+    ("Ctrl+End", "back to the bottom, following new output"),
+    ("Ctrl+O", "expand every fold (tool calls, thinking, summaries), or fold them all"),
+    ("Enter, click", "on a fold's title: expand or fold it; typing still goes to the prompt"),
+    ("1 2 3, y a n", "answer an approval: allow once, allow for the session, deny"),
     ("Ctrl+L", "redraw the screen"),
 ]
 

@@ -111,7 +111,14 @@ class Fold(Widget):
             self.mount(self._make_body())
         elif self._body is not None:
             self._body.display = not collapsed
-        self.call_after_refresh(self.scroll_visible)
+        self.call_after_refresh(self._reveal)
+
+    def _reveal(self) -> None:
+        """Bring the fold into view, unless its conversation follows the bottom (then the view
+        stays there, and keeps following the output)."""
+        following = any(getattr(a, "following", False) for a in self.ancestors)
+        if not following and self.is_attached:
+            self.scroll_visible(animate=False)
 
     def action_toggle_fold(self) -> None:
         self.collapsed = not self.collapsed

@@ -64,8 +64,12 @@ def render_status(s: Status, now: float, width: int = 10_000) -> Content:
         line = _line(parts, activity)
         if line.cell_length <= width:
             return line
-    if activity is not None:  # still too wide: the spinner and the time, not what it does
-        line = _line(parts, _activity(s, now, short=True))
+    rest = _line(parts, None)
+    if activity is not None:  # still too wide: what is happening gives way, then the spinner
+        room = width - rest.cell_length - 2
+        short = _activity(s, now, short=True)
+        shown = activity.truncate(room, ellipsis=True) if room > short.cell_length else short
+        line = Content.assemble(shown, "  ", rest)
     if line.cell_length > width:  # a very long model name gives way; the mode never does
         room = max(1, width - parts["mode"].cell_length - 3)
         parts["model"] = parts["model"].truncate(room, ellipsis=True)
