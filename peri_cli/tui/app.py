@@ -206,6 +206,7 @@ class PeriApp(App[int]):
             approvals=self.approvals,
             workspace=runtime.workspace,
             interruption=self._interruption,
+            summary=self._last_summary,
         )
         self._commands = SlashCommands(self)
         if self._freeze_gc:
@@ -316,6 +317,13 @@ class PeriApp(App[int]):
         agent = self.runtime.agent
         note = getattr(agent, "last_interruption", None) if agent is not None else None
         return note if isinstance(note, str) and note.strip() else None
+
+    def _last_summary(self) -> str:
+        """The summary the last Full compact wrote (shown under its separator)."""
+        from peri_cli.tui.items import summary_text
+
+        agent = self.runtime.agent
+        return summary_text(agent.session.entries) if agent is not None else ""
 
     def _cost_of(self, usage: Usage) -> float | None:
         from peri_cli.core.models import cost_usd

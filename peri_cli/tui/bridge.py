@@ -36,6 +36,7 @@ from peri_cli.tui.widgets.tool_call import ToolCallView
 
 CostOf = Callable[[Usage], float | None]
 Interruption = Callable[[], str | None]
+SummaryOf = Callable[[], str]
 CANCELLED = "Cancelled: the turn was stopped."
 
 _END_NOTICES: dict[str, Level] = {
@@ -62,6 +63,7 @@ class Bridge:
         approvals: ApprovalDock,
         workspace: Path | None = None,
         interruption: Interruption = lambda: None,
+        summary: SummaryOf = lambda: "",
     ) -> None:
         self.conversation = conversation
         self.status = status
@@ -69,6 +71,7 @@ class Bridge:
         self.approvals = approvals
         self.workspace = workspace
         self.interruption = interruption  # what the model will be told about a stopped turn
+        self.summary = summary  # the text of the last Full compact's summary
         self._reset()
 
     def _reset(self) -> None:
@@ -178,7 +181,9 @@ class Bridge:
             case AssistantMessage(message=message, usage=usage):
                 await self._complete(message, usage)
             case Compacted(strategy=kind, tokens_before=before, tokens_after=after, affected=n):
-                await self.conversation.add(Separator(kind, before, after, n, event.detail))
+                summary = self.summary() if kind == "full" else ""
+                separator = Separator(kind, before, after, n, event.detail, summary=summary)
+                await self.conversation.add(separator)
                 if after is not None:
                     self.status.set(context_tokens=after, context_estimated=True)
             case CompactFailed(reason=reason):

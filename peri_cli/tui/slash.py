@@ -10,12 +10,12 @@ from rich.text import Text
 from textual.widgets import Static
 
 from peri_cli.core.commands import COMMANDS, Invocation
-from peri_cli.core.events import Compacted
 from peri_cli.core.models import known_models, model_info
 from peri_cli.core.permissions import MODES
 from peri_cli.tui.context import agent_report, estimate_request
 from peri_cli.tui.format import tokens
 from peri_cli.tui.screens.context_view import ContextView
+from peri_cli.tui.widgets.separator import Separator
 
 if TYPE_CHECKING:
     from peri_cli.tui.app import PeriApp
@@ -121,11 +121,14 @@ class SlashCommands:
         before = app.status.status.context_tokens
         app.agent.session.clear()
         after = await asyncio.to_thread(estimate_request, app.agent, app.estimator)
-        await app.bridge.handle(Compacted("clear", before, after, 0))
+        await app.conversation.clear_screen(Separator("clear", before, after))
         app.status.set(context_tokens=after, context_estimated=True, cache_share=None)
 
     async def cmd_compact(self, arg: str) -> None:
         app = self.app
+        if not app.agent.view():
+            await app.notice("Nothing to compact: the history the model sees is empty.")
+            return
         compactor = app.agent.compactor
         if compactor is None:
             await app.notice(

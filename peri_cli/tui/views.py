@@ -43,7 +43,12 @@ def widgets_for(item: Item, workspace: Path | None = None) -> list[Widget]:
         case SeparatorItem():
             return [
                 Separator(
-                    item.strategy, item.tokens_before, item.tokens_after, item.affected, item.detail
+                    item.strategy,
+                    item.tokens_before,
+                    item.tokens_after,
+                    item.affected,
+                    item.detail,
+                    summary=item.summary,
                 )
             ]
         case SummaryItem(title=title, text=text):
