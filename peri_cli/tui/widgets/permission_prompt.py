@@ -144,7 +144,7 @@ class PermissionPrompt(Vertical, can_focus=True):
             elif body.scroll_y >= body.max_scroll_y:
                 where = "more above"
             count = f"{self.lines} line{'s' if self.lines != 1 else ''}"
-            self.hint.update(f"{count} · PgUp/PgDn · {where}")
+            self.hint.update(Content(f"{count} · PgUp/PgDn · {where}"))
         self.hint.display = overflow
 
     def scroll_page(self, pages: int) -> None:
