@@ -14,7 +14,8 @@ from peri_cli.core.textsafe import visible
 
 
 def diff_lines(old: str, new: str) -> list[str]:
-    lines = list(difflib.unified_diff(old.split("\n"), new.split("\n"), lineterm="", n=2))
+    before, after = content_lines(old), content_lines(new)
+    lines = list(difflib.unified_diff(before, after, lineterm="", n=2))
     return lines[2:]  # drop the ---/+++ header: the call's title names the file
 
 
