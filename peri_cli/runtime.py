@@ -10,6 +10,7 @@ from pathlib import Path
 
 from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import default_chain
+from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.guides import discover_guides
 from peri_cli.core.loop import Agent
 from peri_cli.core.models import context_window, default_model
@@ -20,7 +21,7 @@ from peri_cli.core.settings import Settings, SettingsError, load_settings, peri_
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
-from peri_cli.core.transcript import SessionLocked, Snapshot, TranscriptError
+from peri_cli.core.transcript import Snapshot, TranscriptError
 
 
 class StartupError(Exception):
@@ -111,7 +112,19 @@ class Runtime:
         return build_snapshot(inputs)
 
     def start_new(self) -> Session:
-        return self._attach(self.store.create(self.new_snapshot()))
+        snapshot = self.new_snapshot()
+        try:
+            session = self.store.create(snapshot)
+        except OSError as e:
+            raise StartupError(self._home_problem(e)) from e
+        return self._attach(session)
+
+    def _home_problem(self, e: OSError) -> str:
+        where = e.filename or self.store.root
+        return (
+            f"cannot write sessions under PERI_HOME ({self.peri_home}): {where}: "
+            f"{e.strerror or e}. Point PERI_HOME at a writable folder."
+        )
 
     def start_existing(self, id_or_prefix: str, *, fork: bool) -> Session:
         try:
@@ -120,10 +133,10 @@ class Runtime:
             raise StartupError(str(e), exit_code=2) from e
         try:
             session = self.store.fork(session_id) if fork else self.store.open(session_id)
-        except SessionLocked as e:
+        except TranscriptError as e:  # locked by another process, or unreadable
             raise StartupError(str(e)) from e
-        except TranscriptError as e:
-            raise StartupError(str(e)) from e
+        except OSError as e:
+            raise StartupError(self._home_problem(e)) from e
         self.warnings.extend(session.warnings)
         return self._attach(session)
 
@@ -140,6 +153,7 @@ class Runtime:
         registry = ToolRegistry()
         for tool in builtin_tools():
             registry.add(tool)
+        offer_extra_tools(registry)
         return Agent(
             session=session,
             provider=_LazyProvider(self),

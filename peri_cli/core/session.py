@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from peri_cli.core.ids import uuid7
+from peri_cli.core.ids import is_session_id, session_id
 from peri_cli.core.messages import TextPart
 from peri_cli.core.transcript import (
     ClearMarker,
@@ -20,6 +21,7 @@ from peri_cli.core.transcript import (
     MessageEntry,
     ParentRef,
     Snapshot,
+    TornLineRepair,
     TranscriptError,
     TranscriptWriter,
     dump_entry,
@@ -135,9 +137,14 @@ def _sidecar(path: Path) -> Path:
 
 
 def _write_sidecar(path: Path, info: SessionInfo) -> None:
+    """Best effort: the sidecar only speeds up listing and is rebuilt from the file when stale."""
     tmp = _sidecar(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(info.to_json(), ensure_ascii=False))
-    os.replace(tmp, _sidecar(path))
+    try:
+        tmp.write_text(json.dumps(info.to_json(), ensure_ascii=False))
+        os.replace(tmp, _sidecar(path))
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def scan_info(path: Path) -> SessionInfo:
@@ -188,18 +195,18 @@ class SessionStore:
     ) -> Session:
         """A new session file: its header, then (for a fork) the parent's lines verbatim."""
         self.root.mkdir(parents=True, exist_ok=True)
-        session_id = uuid7()
+        new_id = session_id()
         header = Header(
-            session_id=session_id, workspace=str(self.workspace), snapshot=snapshot, parent=parent
+            session_id=new_id, workspace=str(self.workspace), snapshot=snapshot, parent=parent
         )
-        path = self.path_of(session_id)
+        path = self.path_of(new_id)
         writer = TranscriptWriter(path)
         writer.append_raw(b"".join(line + b"\n" for line in (dump_entry(header).encode(), *body)))
         info = (
             scan_info(path)
             if body
             else SessionInfo(
-                id=session_id,
+                id=new_id,
                 title="",
                 created=header.ts,
                 updated=header.ts,
@@ -219,6 +226,10 @@ class SessionStore:
         writer = TranscriptWriter(path)
         try:
             loaded = load_tail(path)
+            if loaded.unsealed:  # a garbage line someone appended: seal it like a torn tail
+                repair = TornLineRepair(skipped_bytes=loaded.unsealed)
+                writer.append(repair)
+                loaded.entries.append(repair)
             info = _read_sidecar(path) or scan_info(path)
         except (TranscriptError, OSError):
             writer.close()
@@ -226,7 +237,12 @@ class SessionStore:
         return Session(path, loaded, writer, info)
 
     def resolve(self, id_or_prefix: str) -> str:
-        """A full id, or a unique prefix of at least 8 characters."""
+        """A full id, or a unique prefix of at least 8 characters; never a path."""
+        if not is_session_id(id_or_prefix):
+            raise SessionNotFound(
+                f"{id_or_prefix!r} is not a session id (hex digits and dashes, at most 36 "
+                "characters); `peri sessions` lists them"
+            )
         if self.path_of(id_or_prefix).exists():
             return id_or_prefix
         if len(id_or_prefix) < MIN_PREFIX:
@@ -285,7 +301,7 @@ class SessionStore:
                 _write_sidecar(path, info)
             if info.message_count or info.parent:  # a TUI opened and closed unused is no session
                 infos.append(info)
-        infos.sort(key=lambda i: (i.updated, i.id), reverse=True)
+        infos.sort(key=lambda i: (i.updated, i.created), reverse=True)  # never by id
         return infos
 
 

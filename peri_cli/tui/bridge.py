@@ -179,7 +179,7 @@ class Bridge:
             case ToolFinished(id=call_id, name=name, output=output, is_error=is_error):
                 (await self._tool(call_id, name)).set_result(output, is_error)
             case AssistantMessage(message=message, usage=usage):
-                await self._complete(message, usage)
+                await self._complete(message, usage, estimated=event.estimated)
             case Compacted(strategy=kind, tokens_before=before, tokens_after=after, affected=n):
                 summary = self.summary() if kind == "full" else ""
                 separator = Separator(kind, before, after, n, event.detail, summary=summary)
@@ -248,7 +248,7 @@ class Bridge:
         prompt.focus()
         self.status.busy("waiting for your answer")
 
-    async def _complete(self, message: Message, usage: Usage) -> None:
+    async def _complete(self, message: Message, usage: Usage, *, estimated: bool = False) -> None:
         if self.assistant is not None:
             await self.assistant.finish_with(message.text)
         elif message.text.strip():
@@ -259,7 +259,7 @@ class Bridge:
         self.assistant = None
         self.status.set(
             context_tokens=usage.prompt_tokens + usage.output_tokens,
-            context_estimated=False,
+            context_estimated=estimated,  # the provider reported no usage: Peri counted
             cache_share=usage.cache_read_share if usage.prompt_tokens else None,
             cost_usd=add_cost(self.status.status.cost_usd, self.cost_of(usage)),
         )
