@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from peri_cli.core.messages import ToolUsePart
 from peri_cli.core.provider import ProviderError
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
@@ -53,11 +51,13 @@ def assert_safe(app: PeriApp, *markers: str) -> str:
     return text
 
 
-def hostile(family: str) -> str:
-    return f"{BRACKETS} {HOSTILE[family]}"
+EVERY = " ".join(HOSTILE.values())
+VISIBLE = ["␛[2JWIPED", "␛]52;c;UFdORUQ=␇CLIP", "␛]0;PWNED-TITLE␇TITLE", "<U+009B>31mCSI1"]
 
 
-FAMILIES = sorted(HOSTILE)
+def hostile() -> str:
+    """Every family in one string, each with its marker (so each is checked on its own)."""
+    return f"{BRACKETS} {EVERY}"
 
 
 async def _expand_all(pilot: object, app: PeriApp) -> None:
@@ -66,45 +66,39 @@ async def _expand_all(pilot: object, app: PeriApp) -> None:
     await pilot.pause()  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-async def test_model_text_and_reasoning_are_shown_visibly(tmp_path: Path, family: str) -> None:
-    text = hostile(family)
+async def test_model_text_and_reasoning_are_shown_visibly(tmp_path: Path) -> None:
+    text = hostile()
     reply = ScriptedReply(text=f"Here: {text}\n\n- item {text}", thinking=f"hmm {text}")
     runtime = make_runtime(tmp_path, [reply])
     app = PeriApp(runtime, clock=lambda: FIXED_NOW)
     async with app.run_test(size=(120, 50)) as pilot:
         await send(pilot, f"user says {text}")
         await _expand_all(pilot, app)
-        screen = assert_safe(app, "[@click=app.quit]q[/]", "tr '[a-z' x")
-        assert "␛" in screen or "<U+009B>" in screen or "␍" in screen or "␈" in screen
+        assert_safe(app, "[@click=app.quit]q[/]", "tr '[a-z' x", "hmm grep", *VISIBLE)
         assert app.is_running
     runtime.close()
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-async def test_tool_output_name_and_read_contents_are_shown_visibly(
-    tmp_path: Path, family: str
-) -> None:
-    text = hostile(family)
+async def test_tool_output_name_and_read_contents_are_shown_visibly(tmp_path: Path) -> None:
+    text = hostile()
     runtime = make_runtime(tmp_path, mode="bypass")
     (runtime.workspace / "evil.txt").write_text(f"line one\n{text}\n")
     calls = [
         ScriptedCall("Read", {"file_path": "evil.txt"}),
         ScriptedCall("Bash", {"command": "cat evil.txt; echo more; echo lines"}),
-        ScriptedCall(f"Nope{HOSTILE[family]}", {"x": text}),
+        ScriptedCall(f"Nope{HOSTILE['osc0']}", {"x": text}),
     ]
     runtime._provider.replies = [ScriptedReply(tool_calls=calls), ScriptedReply(text="done")]  # type: ignore[union-attr]
     app = PeriApp(runtime, clock=lambda: FIXED_NOW)
     async with app.run_test(size=(140, 80)) as pilot:
         await send(pilot, "go")
         await _expand_all(pilot, app)
-        assert_safe(app, "Unknown tool", "tr '[a-z' x")
+        assert_safe(app, "Unknown tool", "tr '[a-z' x", "Nope␛]0;PWNED-TITLE␇TITLE", *VISIBLE)
     runtime.close()
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-async def test_write_and_bash_approvals_are_shown_visibly(tmp_path: Path, family: str) -> None:
-    text = hostile(family)
+async def test_write_and_bash_approvals_are_shown_visibly(tmp_path: Path) -> None:
+    text = hostile()
     calls = [ScriptedCall("Write", {"file_path": "f.txt", "content": f"a\n{text}\nb\n"})]
     bash = [ScriptedCall("Bash", {"command": f"echo hi\n{text}"})]
     runtime = make_runtime(
@@ -115,41 +109,37 @@ async def test_write_and_bash_approvals_are_shown_visibly(tmp_path: Path, family
         await send(pilot, "write", wait=False)
         await until(pilot, lambda: app.query(PermissionPrompt), what="the Write approval")
         await pilot.pause()
-        assert_safe(app, "Allow Write?", "tr '[a-z' x")
+        assert_safe(app, "Allow Write?", "tr '[a-z' x", *VISIBLE)
         await pilot.press("3")
         pending = app.approvals
         await until(pilot, lambda: getattr(pending.pending, "tool", "") == "Bash", what="Bash")
         await pilot.pause()
-        assert_safe(app, "Allow Bash?", "tr '[a-z' x")
+        assert_safe(app, "Allow Bash?", "tr '[a-z' x", *VISIBLE)
         await pilot.press("3")
         await until(pilot, lambda: not app.busy)
     runtime.close()
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-async def test_provider_errors_and_notices_are_shown_visibly(tmp_path: Path, family: str) -> None:
-    text = hostile(family)
+async def test_provider_errors_and_notices_are_shown_visibly(tmp_path: Path) -> None:
+    text = hostile()
     runtime = make_runtime(tmp_path, [ScriptedReply(error=ProviderError(f"bad: {text}"))])
     app = PeriApp(runtime, clock=lambda: FIXED_NOW)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "hi")
         await until(pilot, lambda: "bad:" in screen_text(app), what="the error")
-        assert_safe(app, "tr '[a-z' x")
+        assert_safe(app, "tr '[a-z' x", *VISIBLE)
     runtime.close()
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-async def test_resumed_history_titles_and_guides_are_shown_visibly(
-    tmp_path: Path, family: str
-) -> None:
-    text = hostile(family)
+async def test_resumed_history_titles_and_guides_are_shown_visibly(tmp_path: Path) -> None:
+    text = hostile()
     runtime = make_runtime(tmp_path, new_session=False)
     bash = ToolUsePart(id="t1", name="Bash", input={"command": f"echo {text}"})
     write_session(
         runtime.store,
         "0198a1b2-0000-7000-8000-000000000001",
         [user(f"title {text}"), assistant(f"said {text}", bash), results(("t1", text))],
-        guide_files=[f"AGENTS{HOSTILE[family]}.md"],
+        guide_files=[f"AGENTS{HOSTILE['osc52']}.md"],
     )
     app = PeriApp(runtime, clock=lambda: FIXED_NOW)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -159,7 +149,7 @@ async def test_resumed_history_titles_and_guides_are_shown_visibly(
         await pilot.press("enter")
         await until(pilot, lambda: not app.busy and app.runtime.session is not None)
         await _expand_all(pilot, app)
-        assert_safe(app, "Project guide: AGENTS", "said grep")
+        assert_safe(app, "Project guide: AGENTS␛]52;c;UFdORUQ=␇CLIP.md", "said grep", *VISIBLE)
     runtime.close()
 
 
