@@ -496,8 +496,13 @@ class PeriApp(App[int]):
             fold.collapsed = not expand
 
     def _cancel_turn(self) -> None:
+        """Stop the running turn; what was queued behind it goes back into the prompt (typed
+        text is never lost), not to the model."""
         if self.turn is not None and not self.turn.done():
-            self.queue.clear()
+            if self.queue:
+                typed = self.prompt_area.text
+                self.prompt_area.set_text("\n".join([*self.queue, *([typed] if typed else [])]))
+                self.queue.clear()
             self.prompt_area.show_queued(self.queue)
             self.turn.cancel()
 

@@ -32,14 +32,18 @@ async def test_esc_interrupts_the_running_turn_and_keeps_typed_text(tmp_path: Pa
         await send(pilot, "sleep", wait=False)
         await until(pilot, lambda: app.query(ToolCallView) and app.busy, what="the tool")
         await until(pilot, lambda: app.query_one(ToolCallView).state == "running")
+        await send(pilot, "queued one", wait=False)
+        assert app.queue == ["queued one"]
         await pilot.press(*"draft")
         await pilot.press("escape")
         await until(pilot, lambda: not app.busy, what="the cancel")
         assert "Cancelled" in notices(app)
         assert app.query_one(ToolCallView).state == "cancelled"
-        assert app.prompt_area.text == "draft"  # Esc never clears typed text
+        # Esc never clears typed text: what was queued comes back too, nothing was sent
+        assert app.prompt_area.text == "queued one\ndraft" and not app.queue
+        assert len(runtime._provider.requests) == 1  # type: ignore[union-attr]
         await pilot.press("escape")  # idle, focus on the prompt: nothing to do, nothing lost
-        assert app.is_running and app.prompt_area.text == "draft"
+        assert app.is_running and app.prompt_area.text == "queued one\ndraft"
     runtime.close()
 
 

@@ -91,6 +91,10 @@ class PromptArea(Vertical):
     def clear(self) -> None:
         self._set_text("")
 
+    def set_text(self, text: str) -> None:
+        """Replace what is typed (no completion popup for it)."""
+        self._set_text(text)
+
     def _set_text(self, text: str) -> None:
         self._quiet = True
         self.input.set_prompt(text)
