@@ -383,18 +383,21 @@ class PeriApp(App[int]):
         if problem:
             await self.notice(problem, "error")
             return
-        await self.run_events(self.agent.run(text))
+        await self.run_events(self.agent.run(text), prompt_turn=True)
 
-    async def run_events(self, events: AsyncIterator[Event], activity: str = "thinking") -> None:
-        """Start consuming a turn (or compaction) in the background; Ctrl+C cancels it."""
+    async def run_events(
+        self, events: AsyncIterator[Event], activity: str = "thinking", *, prompt_turn: bool = False
+    ) -> None:
+        """Start consuming a turn (or compaction) in the background; Ctrl+C cancels it.
+        `prompt_turn`: a turn of the loop, which records a note when it is stopped."""
         self.status.busy(activity)
-        self.turn = asyncio.create_task(self._consume(events))
+        self.turn = asyncio.create_task(self._consume(events, prompt_turn))
 
-    async def _consume(self, events: AsyncIterator[Event]) -> None:
+    async def _consume(self, events: AsyncIterator[Event], prompt_turn: bool) -> None:
         from peri_cli.tui.items import display_items
 
         try:
-            await self.bridge.run(events)
+            await self.bridge.run(events, with_note=prompt_turn)
         finally:
             self.turn = None
             if self.is_running and not self._closing:

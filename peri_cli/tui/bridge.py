@@ -81,7 +81,7 @@ class Bridge:
         self.attempt: list[Widget] = []  # widgets of the current model call, dropped on a retry
         self.prompts: list[PermissionPrompt] = []
 
-    async def run(self, events: AsyncIterator[Event]) -> TurnEnded:
+    async def run(self, events: AsyncIterator[Event], *, with_note: bool = False) -> TurnEnded:
         """Show every event; on cancellation stop the run and say so. Returns how it ended.
         How a stopped turn ended is said once the stream is closed, when the loop has recorded
         what the model will be told about it (`interruption`)."""
@@ -103,18 +103,19 @@ class Bridge:
             ended = TurnEnded("error", f"{type(e).__name__}: {e}")
         finally:
             await self._finish_text()
-        await self._ended(ended)
+        await self._ended(ended, with_note)
         return ended
 
-    async def _ended(self, ended: TurnEnded) -> None:
+    async def _ended(self, ended: TurnEnded, with_note: bool) -> None:
         if ended.reason == "done" or not self.conversation.is_attached:
             return  # (the app is closing: nothing left to show it on)
-        note = self.interruption() if ended.reason in ("cancelled", "error") else None
+        stopped = ended.reason in ("cancelled", "error")
+        note = self.interruption() if with_note and stopped else None
         if ended.reason == "cancelled":
             text = CANCELLED
         else:
             text = f"Stopped: {ended.error or ended.reason}"
-        if ended.reason in ("cancelled", "error"):
+        if stopped:
             await self._interrupted()
         level = _END_NOTICES.get(ended.reason, "warning")
         await self._notice(f"{text}\n{note}" if note else text, level)
