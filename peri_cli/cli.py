@@ -61,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", choices=("anthropic", "openai"))
     p.add_argument("--permission-mode", choices=MODES)
     p.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model calls")
+    p.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="trust this workspace for this run: apply what its files would loosen "
+        "(permission mode, imports from outside it, ...); not remembered",
+    )
     p.add_argument("--version", action="version", version=f"peri {__version__}")
     return p
 
@@ -102,7 +108,7 @@ def _sessions_command(argv: Sequence[str]) -> int:
 def _build(args: argparse.Namespace) -> Runtime:
     from peri_cli.runtime import build_runtime
 
-    return build_runtime(args, os.environ)
+    return build_runtime(args, os.environ, interactive=not args.print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -14,6 +15,8 @@ from pathlib import Path
 from peri_cli.core.ids import is_session_id, session_id
 from peri_cli.core.messages import TextPart
 from peri_cli.core.transcript import (
+    AgentRef,
+    AgentStatus,
     ClearMarker,
     Entry,
     Header,
@@ -25,6 +28,7 @@ from peri_cli.core.transcript import (
     TranscriptError,
     TranscriptWriter,
     dump_entry,
+    load,
     load_tail,
     now_iso,
     parse_entry,
@@ -33,6 +37,7 @@ from peri_cli.core.transcript import (
 )
 
 MIN_PREFIX = 8
+AGENTS_DIR = "agents"  # SubAgent transcripts: <session-id>/agents/<child-id>.jsonl
 TITLE_CHARS = 80
 
 
@@ -279,6 +284,12 @@ class SessionStore:
         last = peek(body[-1]) if body else None
         parent = ParentRef(session_id=session_id, forked_at=last.id if last else None)
         child = self.create(parent_header.snapshot, parent=parent, body=body)
+        agents = source.with_suffix("") / AGENTS_DIR
+        if agents.is_dir():  # the SubAgents' transcripts go along with the conversation
+            try:
+                shutil.copytree(agents, child.dir / AGENTS_DIR, dirs_exist_ok=True)
+            except OSError as e:
+                child.warnings.append(f"the fork could not copy the SubAgent transcripts: {e}")
         if len(body) < len(lines):
             child.warnings.append(
                 f"the fork left behind {len(lines) - len(body)} unreadable line(s) of the parent"
@@ -331,3 +342,57 @@ def _read_lines(path: Path) -> list[bytes]:
 
 def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+# --- SubAgent transcripts ------------------------------------------------------------------------
+
+
+def create_child(parent: Session, child_id: str, ref: AgentRef) -> Session:
+    """A SubAgent's own transcript beside its parent's, with the parent's frozen snapshot."""
+    path = parent.dir / AGENTS_DIR / f"{child_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = Header(
+        session_id=child_id, workspace=parent.header.workspace, snapshot=parent.snapshot, agent=ref
+    )
+    writer = TranscriptWriter(path)
+    writer.append(header)
+    info = SessionInfo(
+        id=child_id, title=ref.description, created=header.ts, updated=header.ts, message_count=0
+    )
+    return Session(path, LoadResult(header=header, entries=[header]), writer, info)
+
+
+@dataclass(frozen=True)
+class ChildRecord:
+    """A SubAgent of a session as its transcript tells it (for resume and /agents)."""
+
+    id: str
+    ref: AgentRef
+    state: str  # the last status; `running` with no process behind it reads as interrupted
+    detail: str
+    path: Path
+    created: str
+
+
+def list_children(session_dir: Path) -> list[ChildRecord]:
+    """The SubAgents recorded under a session folder, oldest first; unreadable ones skipped."""
+    folder = session_dir / AGENTS_DIR
+    if not folder.is_dir():
+        return []
+    records: list[ChildRecord] = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            loaded = load(path)
+        except (TranscriptError, OSError):
+            continue
+        ref = loaded.header.agent
+        if ref is None:
+            continue
+        statuses = [e for e in loaded.entries if isinstance(e, AgentStatus)]
+        state, detail = (statuses[-1].status, statuses[-1].detail) if statuses else ("queued", "")
+        if state == "running":
+            state, detail = "interrupted", "its session ended while it ran"
+        header = loaded.header
+        records.append(ChildRecord(header.session_id, ref, state, detail, path, header.ts))
+    records.sort(key=lambda r: r.created)
+    return records

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from peri_cli.core.childenv import child_env
 from peri_cli.core.messages import ImagePart, TextPart
+from peri_cli.core.ownership import WriteOwners
 from peri_cli.core.provider import ToolSpec
 
 # What a tool does, for the permission policy: read-only, changes files, runs commands, or external.
@@ -26,6 +27,9 @@ class ToolContext:
     workspace: Path
     session_dir: Path
     env: Mapping[str, str] = field(default_factory=lambda: child_env(os.environ))
+    agent_id: str | None = None  # None: the main agent; else the SubAgent running the call
+    call_id: str = ""  # the tool_use id of the call being run
+    owners: WriteOwners = field(default_factory=WriteOwners)  # shared by all agents of a session
 
     def resolve(self, file_path: str) -> Path:
         """A model-given path, relative ones against the workspace, with `~` expanded."""

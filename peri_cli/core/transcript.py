@@ -56,6 +56,18 @@ class ParentRef(BaseModel):
     forked_at: str | None = None  # id of the parent's last entry that was copied
 
 
+class AgentRef(BaseModel):
+    """What a SubAgent's transcript header records about where it came from."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    parent_session: str
+    tool_use_id: str
+    type: str
+    description: str = ""
+    background: bool = False
+
+
 class Header(_Entry):
     type: Literal["header"] = "header"
     version: int = HEADER_VERSION
@@ -63,6 +75,7 @@ class Header(_Entry):
     workspace: str
     snapshot: Snapshot
     parent: ParentRef | None = None
+    agent: AgentRef | None = None  # set in a SubAgent's own transcript
 
 
 class MessageEntry(_Entry):
@@ -109,6 +122,18 @@ class Interruption(_Entry):
     text: str
 
 
+AgentState = Literal["queued", "running", "done", "failed", "interrupted"]
+
+
+class AgentStatus(_Entry):
+    """A SubAgent's state change, appended to its own transcript (the header is never rewritten).
+    A child whose last status is `running` was killed with its parent: it loads as interrupted."""
+
+    type: Literal["agent_status"] = "agent_status"
+    status: AgentState
+    detail: str = ""
+
+
 class TornLineRepair(_Entry):
     """Written when a writer finds a torn last line: the fragment above it is skipped on load."""
 
@@ -123,6 +148,7 @@ Entry = Annotated[
     | CompactBoundary
     | ClearMarker
     | Interruption
+    | AgentStatus
     | TornLineRepair,
     Field(discriminator="type"),
 ]

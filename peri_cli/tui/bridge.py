@@ -242,7 +242,12 @@ class Bridge:
                 view.set_input(event.input)
                 break
         prompt = PermissionPrompt(
-            event.tool, event.input, event.reason, event.future, workspace=self.workspace
+            event.tool,
+            event.input,
+            event.reason,
+            event.future,
+            workspace=self.workspace,
+            agent=getattr(event, "agent", None),
         )
         self.prompts.append(prompt)
         await self.approvals.ask(prompt)

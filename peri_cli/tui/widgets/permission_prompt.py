@@ -85,6 +85,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         future: asyncio.Future[PermissionAnswer],
         *,
         workspace: Path | None = None,
+        agent: str | None = None,
     ) -> None:
         super().__init__()
         self.tool = tool
@@ -94,8 +95,9 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.answer: PermissionAnswer | None = None
         self.answered = False
         self.lines = line_count(tool, tool_input)
+        asker = Content.assemble(" · asked by ", plain(agent, "bold")) if agent else ""
         self.header = Static(
-            Content.assemble(plain(tool, "bold"), " · ", plain(reason)),
+            Content.assemble(plain(tool, "bold"), asker, " · ", plain(reason)),
             classes="approval--header",
         )
         self.body = VerticalScroll(
