@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
@@ -79,8 +80,10 @@ class ContextView(ModalScreen[None]):
         approx = "about " if self.estimated else ""
         with Vertical():
             yield Label(
-                f"Context: {approx}{tokens(r.total)} of {tokens(r.window)} tokens ({pct:.0%}) · "
-                f"{r.messages} messages in the model's view",
+                Content(
+                    f"Context: {approx}{tokens(r.total)} of {tokens(r.window)} tokens "
+                    f"({pct:.0%}) · {r.messages} messages in the model's view"
+                ),
                 id="context-title",
             )
             yield Static(render_bar(r), classes="gap")
