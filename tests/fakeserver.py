@@ -37,6 +37,10 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
   {"delay": 0.05}                                 seconds to sleep before each event
 
 An item with no content key replies "ok"; so does every request once the script is exhausted.
+
+Prompt caching (opt-in: `FakeServer(cache=True)`, `set_cache(True)` or `--cache`): Anthropic
+requests then report cache_read/cache_creation tokens computed from the request prefix by
+Anthropic's rules (see `cache_usage`). Every accepted request's reported usage is recorded with it.
 Events counted by `cut_after` include Anthropic's `ping` and OpenAI's first role chunk.
 """
 
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import re
 import sys
@@ -254,6 +259,80 @@ def validate_openai(body: Any) -> str | None:
     return None
 
 
+# --- prompt caching (opt-in) --------------------------------------------------------------------
+# Anthropic's rules, as documented for prompt caching: the cacheable prefix runs tools -> system ->
+# messages, block by block; a `cache_control` breakpoint writes the prefix up to and including its
+# block (when it is at least CACHE_MIN_TOKENS long); a request reads the longest prefix written
+# before that ends at a block boundary at most CACHE_LOOKBACK blocks before one of its breakpoints.
+# Usage then splits the request into cache reads, cache writes (read end .. last breakpoint) and
+# uncached input (the rest). Entries never expire here (tests run well inside the 5-minute TTL).
+# Tokens are the server's usual measure: JSON characters / 4.
+
+CACHE_MIN_TOKENS = 1024
+CACHE_LOOKBACK = 20
+
+
+def _prefix_blocks(body: dict[str, Any]) -> list[tuple[dict[str, Any], bool]]:
+    """(block without cache_control, has a breakpoint) in cache order: tools, system, messages."""
+    blocks: list[Any] = list(body.get("tools") or [])
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        blocks.append({"type": "text", "text": system})
+    elif isinstance(system, list):
+        blocks.extend(system)
+    for message in body.get("messages") or []:
+        for block in _blocks(message):
+            blocks.append({"role": message.get("role"), **block})
+    out: list[tuple[dict[str, Any], bool]] = []
+    for block in blocks:
+        if isinstance(block, dict):
+            bare = {k: v for k, v in block.items() if k != "cache_control"}
+            out.append((bare, block.get("cache_control") is not None))
+    return out
+
+
+class PromptCache:
+    """The prefixes written so far (by hash, per model) and the usage a request would report."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._written: set[str] = set()
+        self._lock = threading.Lock()
+
+    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+        total = max(1, len(json.dumps(body)) // 4)
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        ends: list[tuple[str, int]] = []  # (prefix hash, prefix tokens) after each block
+        breakpoints: list[int] = []
+        tokens = 0
+        for i, (block, marked) in enumerate(_prefix_blocks(body)):
+            text = json.dumps(block, sort_keys=True)
+            digest.update(text.encode())
+            tokens += len(text) // 4
+            ends.append((digest.copy().hexdigest(), tokens))
+            if marked:
+                breakpoints.append(i)
+        with self._lock:
+            read = 0
+            for b in breakpoints:
+                for j in range(b, max(-1, b - CACHE_LOOKBACK), -1):
+                    if ends[j][0] in self._written:
+                        read = max(read, ends[j][1])
+                        break
+            written = 0
+            for b in breakpoints:
+                if ends[b][1] >= CACHE_MIN_TOKENS:
+                    self._written.add(ends[b][0])
+                    written = max(written, ends[b][1])
+        creation = max(0, written - read)
+        read, creation = min(read, total), min(creation, total - min(read, total))
+        return {
+            "input_tokens": total - read - creation,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": creation,
+        }
+
+
 # --- the server ---------------------------------------------------------------------------------
 
 
@@ -264,6 +343,7 @@ class _State:
         self.served = 0  # how often the current status item has been answered
         self.requests: list[dict[str, Any]] = []
         self.counter = 0
+        self.cache = PromptCache(enabled=False)
         self.set_script(script or [])
 
     def set_script(self, script: list[dict[str, Any]]) -> None:
@@ -320,18 +400,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.close_connection = True
 
-    def _record(self, body: Any, status: int) -> None:
+    def _record(self, body: Any, status: int, usage: dict[str, Any] | None = None) -> None:
         state = self.server.state
         with state.lock:
-            state.requests.append(
-                {
-                    "path": self.path,
-                    "method": self.command,
-                    "headers": {k.lower(): v for k, v in self.headers.items()},
-                    "body": body,
-                    "status": status,
-                }
-            )
+            record = {
+                "path": self.path,
+                "method": self.command,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+                "body": body,
+                "status": status,
+            }
+            if usage is not None:
+                record["usage"] = dict(usage)
+            state.requests.append(record)
 
     def _stream(self, events: Iterator[bytes], item: dict[str, Any]) -> None:
         """Write SSE events as HTTP/1.1 chunks, honouring delay and cut_after."""
@@ -412,8 +493,8 @@ class _Handler(BaseHTTPRequestHandler):
                 headers["retry-after"] = str(item["retry_after"])
             self._send_error(status, item.get("message"), anthropic=anthropic, headers=headers)
             return
-        self._record(body, 200)
-        reply = _Reply(item, body, self.server.state)
+        reply = _Reply(item, body, self.server.state, cache=anthropic)
+        self._record(body, 200, reply.usage)
         if not body.get("stream"):
             self._send_json(200, reply.anthropic_message() if anthropic else reply.openai_message())
         elif anthropic:
@@ -463,7 +544,9 @@ def _stream_options(item: dict[str, Any]) -> dict[str, Any]:
 class _Reply:
     """One scripted reply rendered in either protocol."""
 
-    def __init__(self, item: dict[str, Any], request: dict[str, Any], state: _State) -> None:
+    def __init__(
+        self, item: dict[str, Any], request: dict[str, Any], state: _State, *, cache: bool = False
+    ) -> None:
         self.item = item
         self.request = request
         self.state = state
@@ -486,6 +569,8 @@ class _Reply:
             "cache_read_input_tokens": 0,
             "cache_creation_input_tokens": 0,
         }
+        if cache and state.cache.enabled:
+            usage.update(state.cache.usage(request))
         usage.update(item.get("usage") or {})
         self.usage = usage
 
@@ -704,9 +789,15 @@ class FakeServer:
     """
 
     def __init__(
-        self, script: list[dict[str, Any]] | None = None, *, port: int = 0, host: str = "127.0.0.1"
+        self,
+        script: list[dict[str, Any]] | None = None,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        cache: bool = False,
     ) -> None:
         self._state = _State(script)
+        self._state.cache.enabled = cache
         self._server = _HTTPServer((host, port), self._state)
         self._thread: threading.Thread | None = None
         self.host = host
@@ -737,6 +828,10 @@ class FakeServer:
     def set_script(self, script: list[dict[str, Any]]) -> None:
         self._state.set_script(script)
 
+    def set_cache(self, enabled: bool) -> None:
+        """Turn Anthropic prompt-cache accounting on or off (off forgets what was cached)."""
+        self._state.cache = PromptCache(enabled=enabled)
+
     def start(self) -> FakeServer:
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
@@ -761,9 +856,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--script", type=Path, help="a JSON file holding a list of script items")
+    parser.add_argument(
+        "--cache", action="store_true", help="report Anthropic prompt-cache usage from prefixes"
+    )
     args = parser.parse_args(argv)
     script = json.loads(args.script.read_text()) if args.script else []
-    server = FakeServer(script, port=args.port, host=args.host)
+    server = FakeServer(script, port=args.port, host=args.host, cache=args.cache)
     print(f"LISTENING {server.port}", flush=True)
     try:
         server.serve_forever()
