@@ -38,6 +38,8 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
 
 An item with no content key replies "ok"; so does every request once the script is exhausted.
 
+A responder (`set_responder(fn)`, in process) picks the item from the request body instead.
+
 Prompt caching (opt-in: `FakeServer(cache=True)`, `set_cache(True)` or `--cache`): Anthropic
 requests then report cache_read/cache_creation tokens computed from the request prefix by
 Anthropic's rules (see `cache_usage`). Every accepted request's reported usage is recorded with it.
@@ -54,7 +56,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -344,6 +346,7 @@ class _State:
         self.requests: list[dict[str, Any]] = []
         self.counter = 0
         self.cache = PromptCache(enabled=False)
+        self.responder: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         self.set_script(script or [])
 
     def set_script(self, script: list[dict[str, Any]]) -> None:
@@ -484,7 +487,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._record(body, 400)
             self._send_error(400, error, anthropic=anthropic)
             return
-        item = self.server.state.next_item()
+        responder = self.server.state.responder
+        item = responder(body) if responder is not None else None
+        item = self.server.state.next_item() if item is None else item
         if "status" in item:
             status = int(item["status"])
             self._record(body, status)
@@ -827,6 +832,13 @@ class FakeServer:
 
     def set_script(self, script: list[dict[str, Any]]) -> None:
         self._state.set_script(script)
+
+    def set_responder(
+        self, responder: Callable[[dict[str, Any]], dict[str, Any] | None] | None
+    ) -> None:
+        """In process only: a function from a valid request body to its script item, asked before
+        the script (None falls through to it); for replies that depend on the request."""
+        self._state.responder = responder
 
     def set_cache(self, enabled: bool) -> None:
         """Turn Anthropic prompt-cache accounting on or off (off forgets what was cached)."""

@@ -51,8 +51,9 @@ def test_a_breakpoint_writes_and_the_same_prefix_is_read_back() -> None:
         u1 = usage_of(srv)
         assert u1["cache_read_input_tokens"] == 0 and u1["cache_creation_input_tokens"] > 1500
         # The reply reports the same figures it recorded.
-        assert json.loads(body)["usage"]["cache_creation_input_tokens"] == (
-            u1["cache_creation_input_tokens"]
+        assert (
+            json.loads(body)["usage"]["cache_creation_input_tokens"]
+            == (u1["cache_creation_input_tokens"])
         )
         second = [user("hello " + BIG), said("ok"), user("more", mark=True)]
         anthropic(srv, second, system=system())

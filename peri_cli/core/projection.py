@@ -87,6 +87,24 @@ class ReplaceImage(_Directive):
         return f"replace_image:{self.message_id}:{self.tool_use_id or ''}:{self.index}"
 
 
+ATTACHED = "this attached text"
+ATTACHED_AGAIN = "read its source again if you need them"
+
+
+class TruncateText(_Directive):
+    """Keep the head and tail of a text part (an attached file, a `!` command's output), with a
+    marker; used only on user messages that were not typed by the person."""
+
+    kind: Literal["truncate_text"] = "truncate_text"
+    index: int = Field(ge=0)
+    head: int = Field(ge=0)
+    tail: int = Field(ge=0)
+
+    @property
+    def key(self) -> str:
+        return f"truncate_text:{self.message_id}:{self.index}"
+
+
 class DropThinking(_Directive):
     """Leave a reasoning block out whole; signed blocks are never cut, only kept or dropped."""
 
@@ -99,7 +117,8 @@ class DropThinking(_Directive):
 
 
 Directive = Annotated[
-    TruncateResult | ElideInput | ReplaceImage | DropThinking, Field(discriminator="kind")
+    TruncateResult | ElideInput | ReplaceImage | DropThinking | TruncateText,
+    Field(discriminator="kind"),
 ]
 
 
@@ -209,7 +228,14 @@ def cut_points(text: str, head: int, tail: int) -> tuple[int, int]:
     return end, _snap_forward(text, max(start, end))
 
 
-def cut_middle(text: str, head: int, tail: int) -> str:
+def cut_middle(
+    text: str,
+    head: int,
+    tail: int,
+    *,
+    what: str = "this old tool result",
+    again: str = "run the tool again if you need them",
+) -> str:
     """`text` with its middle replaced by a marker saying how much was cut (see `cut_points`);
     text short enough to keep whole is returned unchanged."""
     end, start = cut_points(text, head, tail)
@@ -218,8 +244,8 @@ def cut_middle(text: str, head: int, tail: int) -> str:
         return text
     lines = cut.count("\n")
     marker = (
-        f"[… {len(cut):,} characters ({lines:,} lines) of this old tool result were cut by "
-        "context compaction; run the tool again if you need them …]"
+        f"[… {len(cut):,} characters ({lines:,} lines) of {what} were cut by "
+        f"context compaction; {again} …]"
     )
     before = text[:end]
     after = text[start:]
@@ -265,6 +291,7 @@ def _render_use(part: ToolUsePart, elide: ElideInput) -> ToolUsePart:
 def render_message(message: Message, directives: Sequence[Directive]) -> Message:
     """A copy of `message` with `directives` applied, or `message` itself when nothing changes."""
     drop: set[int] = set()
+    texts: dict[int, TruncateText] = {}
     top_images: dict[int, ReplaceImage] = {}
     result_images: dict[str, dict[int, ReplaceImage]] = {}
     truncs: dict[str, TruncateResult] = {}
@@ -279,6 +306,8 @@ def render_message(message: Message, directives: Sequence[Directive]) -> Message
                 result_images.setdefault(d.tool_use_id, {})[d.index] = d
         elif isinstance(d, TruncateResult):
             truncs[d.tool_use_id] = d
+        elif isinstance(d, TruncateText):
+            texts[d.index] = d
         else:
             elides[d.tool_use_id] = d
     parts: list[Part] = []
@@ -289,6 +318,10 @@ def render_message(message: Message, directives: Sequence[Directive]) -> Message
             new = None
         elif isinstance(part, ImagePart) and i in top_images:
             new = TextPart(text=top_images[i].placeholder)
+        elif isinstance(part, TextPart) and i in texts and message.role == "user":
+            t = texts[i]
+            cut = cut_middle(part.text, t.head, t.tail, what=ATTACHED, again=ATTACHED_AGAIN)
+            new = part if cut == part.text else TextPart(text=cut)
         elif isinstance(part, ToolResultPart) and (
             part.tool_use_id in truncs or part.tool_use_id in result_images
         ):

@@ -417,7 +417,9 @@ async def test_the_loop_compacts_before_the_model_call(store: SessionStore) -> N
     summary_request, turn_request = provider.requests
     assert summary_request.tools == [] and turn_request.tools == agent.tools.specs()
     assert "Goal: build it" in turn_request.messages[0].text
-    assert not any("task 1" in m.text for m in turn_request.messages)
+    # The user's own words stay (verbatim, after the summary); tool calls and results go.
+    assert "task 1" in turn_request.messages[0].text
+    assert not any(m.tool_uses or m.tool_results for m in turn_request.messages)
     assert validate_view(turn_request.messages) == []
     # The reply after the Full is a new sample: measured from its usage, nothing more to do.
     assert await collect(compactor_of(agent).before_request(agent)) == []
