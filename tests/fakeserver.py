@@ -124,6 +124,8 @@ def _check_block(where: str, role: str, block: Any) -> str | None:
         return f"{where}: a block of type `{kind}` is not allowed in a `{role}` message"
     if kind == "text" and not (isinstance(block.get("text"), str) and block["text"]):
         return f"{where}: text content blocks must be non-empty"
+    if kind == "text" and not block["text"].strip():
+        return f"{where}: text content blocks must contain non-whitespace text"
     if kind == "thinking":
         if not isinstance(block.get("thinking"), str):
             return f"{where}.thinking: Field required"

@@ -18,11 +18,12 @@ class TurnStarted:
 
 @dataclass(frozen=True)
 class AssistantMessage:
-    """A complete reply, committed to the transcript with its tool results."""
+    """A complete reply. Its tool calls run next; it is committed with their results."""
 
     message: Message
     usage: Usage
     stop_reason: str
+    estimated: bool = False  # the provider reported no usage; `usage` is Peri's count
 
 
 @dataclass(frozen=True)

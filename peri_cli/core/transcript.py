@@ -70,6 +70,7 @@ class MessageEntry(_Entry):
     usage: Usage | None = None
     model: str | None = None
     cache_read_share: float | None = None  # of the request that produced this assistant message
+    usage_estimated: bool = False  # the provider reported no usage; Peri counted it
 
 
 class ProjectionEntry(_Entry):
@@ -98,6 +99,15 @@ class ClearMarker(_Entry):
     type: Literal["clear"] = "clear"
 
 
+class Interruption(_Entry):
+    """A turn that was cancelled or failed before its reply was committed. The model sees `text`
+    as a user-side note, so it knows which calls ran and that their results were not kept."""
+
+    type: Literal["interruption"] = "interruption"
+    reason: Literal["cancelled", "failed"]
+    text: str
+
+
 class TornLineRepair(_Entry):
     """Written when a writer finds a torn last line: the fragment above it is skipped on load."""
 
@@ -106,7 +116,13 @@ class TornLineRepair(_Entry):
 
 
 Entry = Annotated[
-    Header | MessageEntry | ProjectionEntry | CompactBoundary | ClearMarker | TornLineRepair,
+    Header
+    | MessageEntry
+    | ProjectionEntry
+    | CompactBoundary
+    | ClearMarker
+    | Interruption
+    | TornLineRepair,
     Field(discriminator="type"),
 ]
 

@@ -7,11 +7,10 @@ import functools
 import os
 import re
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 
 # Directories nobody means to search; walked only when the pattern (or glob) names them.
 IGNORED_DIRS = frozenset(
@@ -117,19 +116,16 @@ class GlobParams(BaseModel):
     )
 
 
-class GlobTool:
-    name: ClassVar[str] = "Glob"
-    kind: ClassVar[ToolKind] = "read"
-    Params: ClassVar[type[BaseModel]] = GlobParams
+class GlobTool(PydanticTool[GlobParams]):
+    name = "Glob"
+    kind: ToolKind = "read"
+    params = GlobParams
 
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        return []
-
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = GlobParams.model_validate(params, from_attributes=True)
+    async def call(self, params: GlobParams, ctx: ToolContext) -> ToolOutput:
+        p = params
         return await asyncio.to_thread(_glob, p, ctx)
 
 

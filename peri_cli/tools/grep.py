@@ -10,11 +10,11 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.glob import IGNORED_DIRS, allowed_ignored, display_path, glob_to_regex
 
 OutputMode = Literal["files_with_matches", "content", "count"]
@@ -74,10 +74,10 @@ class _Collector:
         self._chars += len(line) + 1
 
 
-class GrepTool:
-    name: ClassVar[str] = "Grep"
-    kind: ClassVar[ToolKind] = "read"
-    Params: ClassVar[type[BaseModel]] = GrepParams
+class GrepTool(PydanticTool[GrepParams]):
+    name = "Grep"
+    kind: ToolKind = "read"
+    params = GrepParams
 
     def __init__(self, *, use_ripgrep: bool | None = None) -> None:
         """`use_ripgrep`: None uses `rg` when it is on PATH; False forces the Python search."""
@@ -89,11 +89,8 @@ class GrepTool:
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        return []
-
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = GrepParams.model_validate(params, from_attributes=True)
+    async def call(self, params: GrepParams, ctx: ToolContext) -> ToolOutput:
+        p = params
         root = Path(os.path.normpath(ctx.resolve(p.path))) if p.path else ctx.workspace
         if not root.exists():
             return ToolOutput.error(f"Path not found: {root}. Pass an existing file or directory.")
