@@ -175,15 +175,9 @@ def _text_candidate(
     return d, count(text) - count(cut)
 
 
-def _result_units(
-    entry: MessageEntry,
-    i: int,
-    part: ToolResultPart,
-    unit: Unit,
-    keep_chars: int,
-    count: Callable[[str], int],
+def _add_result(
+    mid: str, part: ToolResultPart, unit: Unit, *, keep_chars: int, count: Callable[[str], int]
 ) -> None:
-    mid = entry.id
     text = part.text
     unit.is_result = True
     unit.size += count(text)
@@ -241,7 +235,7 @@ def collect_units(
                     u.candidates.append((directive, count(_json(part.input)) - count(_json(new))))
             elif isinstance(part, ToolResultPart):
                 u = unit(f"call:{part.tool_use_id}", index)
-                _result_units(entry, i, part, u, keep_chars, count)
+                _add_result(mid, part, u, keep_chars=keep_chars, count=count)
             elif isinstance(part, TextPart) and attached:
                 u = unit(f"text:{mid}:{i}", index)
                 u.size = count(part.text)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -292,48 +293,66 @@ def _render_use(part: ToolUsePart, elide: ElideInput) -> ToolUsePart:
     return ToolUsePart(id=part.id, name=part.name, input=new)
 
 
+@dataclass
+class _ByTarget:
+    """A message's directives, indexed by the part they apply to."""
+
+    drop: set[int] = field(default_factory=set)
+    texts: dict[int, TruncateText] = field(default_factory=dict)
+    top_images: dict[int, ReplaceImage] = field(default_factory=dict)
+    result_images: dict[str, dict[int, ReplaceImage]] = field(default_factory=dict)
+    truncs: dict[str, TruncateResult] = field(default_factory=dict)
+    elides: dict[str, ElideInput] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, directives: Sequence[Directive]) -> _ByTarget:
+        t = cls()
+        for d in directives:
+            if isinstance(d, DropThinking):
+                t.drop.add(d.index)
+            elif isinstance(d, ReplaceImage):
+                if d.tool_use_id is None:
+                    t.top_images[d.index] = d
+                else:
+                    t.result_images.setdefault(d.tool_use_id, {})[d.index] = d
+            elif isinstance(d, TruncateResult):
+                t.truncs[d.tool_use_id] = d
+            elif isinstance(d, TruncateText):
+                t.texts[d.index] = d
+            else:
+                t.elides[d.tool_use_id] = d
+        return t
+
+    def apply(self, role: str, i: int, part: Part) -> Part | None:
+        """The part as rendered (the same object when unchanged), or None when left out."""
+        if isinstance(part, ThinkingPart) and i in self.drop:
+            return None
+        if isinstance(part, ImagePart) and i in self.top_images:
+            return TextPart(text=self.top_images[i].placeholder)
+        if isinstance(part, TextPart) and i in self.texts and role == "user":
+            t = self.texts[i]
+            cut = cut_middle(part.text, t.head, t.tail, what=ATTACHED, again=ATTACHED_AGAIN)
+            return part if cut == part.text else TextPart(text=cut)
+        if isinstance(part, ToolResultPart) and (
+            part.tool_use_id in self.truncs or part.tool_use_id in self.result_images
+        ):
+            return _render_result(
+                part,
+                self.truncs.get(part.tool_use_id),
+                self.result_images.get(part.tool_use_id, {}),
+            )
+        if isinstance(part, ToolUsePart) and part.id in self.elides:
+            return _render_use(part, self.elides[part.id])
+        return part
+
+
 def render_message(message: Message, directives: Sequence[Directive]) -> Message:
     """A copy of `message` with `directives` applied, or `message` itself when nothing changes."""
-    drop: set[int] = set()
-    texts: dict[int, TruncateText] = {}
-    top_images: dict[int, ReplaceImage] = {}
-    result_images: dict[str, dict[int, ReplaceImage]] = {}
-    truncs: dict[str, TruncateResult] = {}
-    elides: dict[str, ElideInput] = {}
-    for d in directives:
-        if isinstance(d, DropThinking):
-            drop.add(d.index)
-        elif isinstance(d, ReplaceImage):
-            if d.tool_use_id is None:
-                top_images[d.index] = d
-            else:
-                result_images.setdefault(d.tool_use_id, {})[d.index] = d
-        elif isinstance(d, TruncateResult):
-            truncs[d.tool_use_id] = d
-        elif isinstance(d, TruncateText):
-            texts[d.index] = d
-        else:
-            elides[d.tool_use_id] = d
+    by_target = _ByTarget.of(directives)
     parts: list[Part] = []
     changed = False
     for i, part in enumerate(message.content):
-        new: Part | None = part
-        if isinstance(part, ThinkingPart) and i in drop:
-            new = None
-        elif isinstance(part, ImagePart) and i in top_images:
-            new = TextPart(text=top_images[i].placeholder)
-        elif isinstance(part, TextPart) and i in texts and message.role == "user":
-            t = texts[i]
-            cut = cut_middle(part.text, t.head, t.tail, what=ATTACHED, again=ATTACHED_AGAIN)
-            new = part if cut == part.text else TextPart(text=cut)
-        elif isinstance(part, ToolResultPart) and (
-            part.tool_use_id in truncs or part.tool_use_id in result_images
-        ):
-            new = _render_result(
-                part, truncs.get(part.tool_use_id), result_images.get(part.tool_use_id, {})
-            )
-        elif isinstance(part, ToolUsePart) and part.id in elides:
-            new = _render_use(part, elides[part.id])
+        new = by_target.apply(message.role, i, part)
         if new is not part:
             changed = True
         if new is not None:
