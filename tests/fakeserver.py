@@ -276,22 +276,35 @@ CACHE_MIN_TOKENS = 1024
 CACHE_LOOKBACK = 20
 
 
-def _prefix_blocks(body: dict[str, Any]) -> list[tuple[dict[str, Any], bool]]:
-    """(block without cache_control, has a breakpoint) in cache order: tools, system, messages."""
-    blocks: list[Any] = list(body.get("tools") or [])
-    system = body.get("system")
-    if isinstance(system, str) and system:
-        blocks.append({"type": "text", "text": system})
-    elif isinstance(system, list):
-        blocks.extend(system)
-    for message in body.get("messages") or []:
-        for block in _blocks(message):
-            blocks.append({"role": message.get("role"), **block})
-    out: list[tuple[dict[str, Any], bool]] = []
-    for block in blocks:
+def _prefix_blocks(body: dict[str, Any]) -> list[tuple[dict[str, Any], int, bool]]:
+    """(block without cache_control, its characters, has a breakpoint) in cache order: tools,
+    system, messages. A message's own framing (role, brackets) counts with its first block, so
+    the blocks add up to the messages as serialized."""
+    out: list[tuple[dict[str, Any], int, bool]] = []
+
+    def add(block: Any) -> None:
         if isinstance(block, dict):
             bare = {k: v for k, v in block.items() if k != "cache_control"}
-            out.append((bare, block.get("cache_control") is not None))
+            out.append((bare, len(json.dumps(bare)), block.get("cache_control") is not None))
+
+    for tool in body.get("tools") or []:
+        add(tool)
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        add({"type": "text", "text": system})
+    elif isinstance(system, list):
+        for block in system:
+            add(block)
+    for message in body.get("messages") or []:
+        role = message.get("role")
+        blocks = [b for b in _blocks(message) if isinstance(b, dict)]
+        bare = [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+        sizes = [len(json.dumps(b)) for b in bare]
+        if sizes:  # the message's framing counts with its first block, which also names the role
+            sizes[0] += len(json.dumps({"role": role, "content": bare})) - sum(sizes)
+            bare[0] = {"role": role, **bare[0]}
+        for block, size, original in zip(bare, sizes, blocks, strict=True):
+            out.append((block, size, original.get("cache_control") is not None))
     return out
 
 
@@ -308,12 +321,11 @@ class PromptCache:
         digest = hashlib.sha256(str(body.get("model")).encode())
         ends: list[tuple[str, int]] = []  # (prefix hash, prefix tokens) after each block
         breakpoints: list[int] = []
-        tokens = 0
-        for i, (block, marked) in enumerate(_prefix_blocks(body)):
-            text = json.dumps(block, sort_keys=True)
-            digest.update(text.encode())
-            tokens += len(text) // 4
-            ends.append((digest.copy().hexdigest(), tokens))
+        chars = 0
+        for i, (block, size, marked) in enumerate(_prefix_blocks(body)):
+            digest.update(json.dumps(block, sort_keys=True).encode())
+            chars += size
+            ends.append((digest.copy().hexdigest(), chars // 4))
             if marked:
                 breakpoints.append(i)
         with self._lock:

@@ -26,6 +26,7 @@ from peri_cli.core.pressure import (
     usage_estimated,
 )
 from peri_cli.core.projection import (
+    CACHE_MARK_KEY,
     Directive,
     active_directives,
     dump_directives,
@@ -247,9 +248,11 @@ class Compactor:
         if sample.ratio < cfg.full_threshold:
             self._stalls = 0
         plan = self._plan(agent, tokens, window) if sample.ratio >= cfg.micro_threshold else None
-        # Micro alone when it gets under the Full threshold (or Full is off); else Full instead.
+        # Micro when it takes a large step (to below the middle of the low-water mark and its
+        # threshold), or as far as it can when automatic Full is off. A small step would move the
+        # cached prefix again on the next request or two; instead, wait for the Full threshold.
         if plan is not None and (
-            not auto_full or (tokens - plan.freed) / window < cfg.full_threshold
+            not auto_full or tokens - plan.freed <= self._large_step(window)
         ):
             compacted = self._commit_micro(agent, plan, tokens)
             tokens = compacted.tokens_after if compacted.tokens_after is not None else tokens
@@ -303,6 +306,11 @@ class Compactor:
 
     # Micro
 
+    def _large_step(self, window: int) -> int:
+        cfg = self.config
+        low = min(cfg.micro_low_water, cfg.micro_threshold)
+        return int((low + cfg.micro_threshold) / 2 * window)
+
     def _plan(self, agent: Agent, tokens: int, window: int) -> _MicroPlan | None:
         """Directives that bring pressure down to the low-water mark (as far as protection
         allows), oldest unprojected parts first; None if nothing helps."""
@@ -344,34 +352,33 @@ class Compactor:
                 freed += self.counter.count_message(before) - self.counter.count_message(after)
         return freed, changed
 
-    def _prefix_changed(self, before: Sequence[Message], after: Sequence[Message]) -> int:
-        """Tokens of `after` from the first message that differs from `before` on: the part of
-        the next request the provider's prompt cache must write again."""
-        first = next(
-            (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
-            min(len(before), len(after)),
-        )
-        return self.counter.count_messages(after[first:])
-
     def _commit_micro(self, agent: Agent, plan: _MicroPlan, tokens: int) -> Compacted:
         after = tokens - plan.freed
+        entries = agent.session.entries
         view_before = agent.view()
-        agent.session.append(
-            ProjectionEntry(
-                directives=dump_directives(plan.directives),
-                tokens_before=tokens,
-                tokens_after=after,
-            )
+        fields: dict[str, object] = {
+            "directives": dump_directives(plan.directives),
+            "tokens_before": tokens,
+            "tokens_after": after,
+        }
+        entry = ProjectionEntry.model_validate(fields)
+        view_after = project([*entries, entry])
+        first = next(
+            (i for i, (a, b) in enumerate(zip(view_before, view_after, strict=False)) if a != b),
+            min(len(view_before), len(view_after)),
         )
-        changed = self._prefix_changed(view_before, agent.view())
+        # The next request is worth a cache breakpoint on the last message left unchanged: the
+        # provider finds the prefix it cached before this projection however far back it is.
+        if first > 0:
+            entry = ProjectionEntry.model_validate({**fields, CACHE_MARK_KEY: first - 1})
+        agent.session.append(entry)
+        changed = self.counter.count_messages(view_after[first:])
         kinds = sorted({d.kind for d in plan.directives})
         detail = (
             f"{len(plan.directives)} directives ({', '.join(kinds)}); "
             f"{_prefix_note(plan.freed, changed, after)}"
         )
-        return Compacted(
-            "micro", tokens, after, plan.changed, detail=detail, prefix_changed=changed
-        )
+        return Compacted("micro", tokens, after, plan.changed, detail=detail, prefix_changed=changed)
 
     # Full
 
@@ -415,7 +422,9 @@ class Compactor:
         messages = summary_messages(
             view, instruction, result_chars=result_chars, text_chars=text_chars, skip=skip
         )
-        return dataclasses.replace(base, messages=messages, tools=[], max_tokens=max_out)
+        return dataclasses.replace(
+            base, messages=messages, tools=[], max_tokens=max_out, cache_marks=()
+        )
 
     async def _summarize(
         self, agent: Agent, request: ModelRequest, failure: list[str]

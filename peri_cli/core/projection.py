@@ -434,6 +434,21 @@ def interruption_message(entry: Interruption) -> MessageEntry:
     return note
 
 
+CACHE_MARK_KEY = "cache_mark"  # on a ProjectionEntry: the last view message it left unchanged
+
+
+def cache_marks(entries: Sequence[Entry]) -> tuple[int, ...]:
+    """Where the view is worth a prompt-cache breakpoint besides its end: the last message the
+    most recent Micro compaction left unchanged (a /clear or Full since then changed all)."""
+    for entry in reversed(entries):
+        if isinstance(entry, ClearMarker | CompactBoundary):
+            return ()
+        if isinstance(entry, ProjectionEntry):
+            mark = (entry.model_extra or {}).get(CACHE_MARK_KEY)
+            return (mark,) if isinstance(mark, int) and mark >= 0 else ()
+    return ()
+
+
 def render(
     visible: Sequence[MessageEntry], directives: Mapping[str, Sequence[Directive]]
 ) -> list[Message]:
