@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,7 @@ from peri_cli.core.events import (
     TurnEnded,
 )
 from peri_cli.core.messages import Message, Usage, user_text
-from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, plan_micro
+from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, origin_of, plan_micro
 from peri_cli.core.models import context_window
 from peri_cli.core.pressure import (
     Pressure,
@@ -76,7 +76,7 @@ class CompactConfig:
     full_threshold: float = 0.95
     # Micro frees down to this share (hysteresis): every projection rewrites the cached prefix
     # from the first changed message on, so it acts rarely and in large steps.
-    micro_low_water: float = 0.5
+    micro_low_water: float = 0.2
     protected_turns: int = 3
     protected_turns_budget: float = 0.25  # the last turns are protected up to this share
     keep_results: int = 3  # the newest tool results that are always whole
@@ -129,6 +129,8 @@ class _MicroPlan:
     directives: list[Directive]
     freed: int  # tokens, measured by rendering the affected messages before and after
     changed: int  # messages whose rendered copy changes
+    first: int  # index of the first view message that changes
+    rewrite: int  # tokens of the view from that message on: what the prompt cache writes again
 
 
 @dataclass
@@ -252,7 +254,7 @@ class Compactor:
         # threshold), or as far as it can when automatic Full is off. A small step would move the
         # cached prefix again on the next request or two; instead, wait for the Full threshold.
         if plan is not None and (
-            not auto_full or tokens - plan.freed <= self._large_step(window)
+            not auto_full or self._worth_it(plan, tokens, window)
         ):
             compacted = self._commit_micro(agent, plan, tokens)
             tokens = compacted.tokens_after if compacted.tokens_after is not None else tokens
@@ -306,10 +308,14 @@ class Compactor:
 
     # Micro
 
-    def _large_step(self, window: int) -> int:
+    def _worth_it(self, plan: _MicroPlan, tokens: int, window: int) -> bool:
+        """A large step: pressure ends at most halfway between the low-water mark and the Micro
+        threshold. Every step rewrites the cached prefix from its first changed message (the
+        protected tail included), so small steps cost more than they save; measured in
+        bench/compaction_window.py."""
         cfg = self.config
         low = min(cfg.micro_low_water, cfg.micro_threshold)
-        return int((low + cfg.micro_threshold) / 2 * window)
+        return tokens - plan.freed <= int((low + cfg.micro_threshold) / 2 * window)
 
     def _plan(self, agent: Agent, tokens: int, window: int) -> _MicroPlan | None:
         """Directives that bring pressure down to the low-water mark (as far as protection
@@ -331,7 +337,16 @@ class Compactor:
         if not directives:
             return None
         freed, changed = self._freed(entries, directives)
-        return _MicroPlan(directives, freed, changed) if changed else None
+        if not changed:
+            return None
+        before = agent.view()
+        after = project([*entries, ProjectionEntry(directives=dump_directives(directives))])
+        first = next(
+            (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+            min(len(before), len(after)),
+        )
+        rewrite = self.counter.count_messages(after[first:])
+        return _MicroPlan(directives, freed, changed, first, rewrite)
 
     def _freed(self, entries: Sequence[Entry], new: Sequence[Directive]) -> tuple[int, int]:
         """Tokens freed by adding `new` to the directives in force, and messages changed."""
@@ -354,31 +369,24 @@ class Compactor:
 
     def _commit_micro(self, agent: Agent, plan: _MicroPlan, tokens: int) -> Compacted:
         after = tokens - plan.freed
-        entries = agent.session.entries
-        view_before = agent.view()
         fields: dict[str, object] = {
             "directives": dump_directives(plan.directives),
             "tokens_before": tokens,
             "tokens_after": after,
         }
-        entry = ProjectionEntry.model_validate(fields)
-        view_after = project([*entries, entry])
-        first = next(
-            (i for i, (a, b) in enumerate(zip(view_before, view_after, strict=False)) if a != b),
-            min(len(view_before), len(view_after)),
-        )
         # The next request is worth a cache breakpoint on the last message left unchanged: the
         # provider finds the prefix it cached before this projection however far back it is.
-        if first > 0:
-            entry = ProjectionEntry.model_validate({**fields, CACHE_MARK_KEY: first - 1})
-        agent.session.append(entry)
-        changed = self.counter.count_messages(view_after[first:])
+        if plan.first > 0:
+            fields[CACHE_MARK_KEY] = plan.first - 1
+        agent.session.append(ProjectionEntry.model_validate(fields))
         kinds = sorted({d.kind for d in plan.directives})
         detail = (
             f"{len(plan.directives)} directives ({', '.join(kinds)}); "
-            f"{_prefix_note(plan.freed, changed, after)}"
+            f"{_prefix_note(plan.freed, plan.rewrite, after)}"
         )
-        return Compacted("micro", tokens, after, plan.changed, detail=detail, prefix_changed=changed)
+        return Compacted(
+            "micro", tokens, after, plan.changed, detail=detail, prefix_changed=plan.rewrite
+        )
 
     # Full
 
@@ -389,20 +397,26 @@ class Compactor:
         window = self.window(agent)
         base = agent.build_request(tools=False)
         max_out = min(agent.max_tokens, max(512, window // 4))
-        budget = int((window - max_out) * 0.95)
+        budget = min(int((window - max_out) * 0.95), int(window * SUMMARY_INPUT_SHARE))
         view = base.messages
         instruction = instruction_for(focus)
         fixed = self.base_tokens(base)
+        files = {
+            id(p)
+            for e in visible_entries(agent.session.entries)
+            if origin_of(e) == ORIGIN_REINJECT
+            for p in e.message.content
+        }
         attempt = base
         for caps in SUMMARY_CAPS:
-            attempt = self._summary_attempt(base, view, instruction, max_out, caps)
+            attempt = self._summary_attempt(base, view, instruction, max_out, caps, files)
             if fixed + self.counter.count_messages(attempt.messages) <= budget:
                 return attempt
         skip = 0
         while skip < len(view) - 1:  # everything is as short as it gets: leave out the oldest
             skip += max(1, (len(view) - skip) // 2)
             attempt = self._summary_attempt(
-                base, view, instruction, max_out, SUMMARY_CAPS[-1], skip=skip
+                base, view, instruction, max_out, SUMMARY_CAPS[-1], files, skip=skip
             )
             if fixed + self.counter.count_messages(attempt.messages) <= budget:
                 break
@@ -415,12 +429,18 @@ class Compactor:
         instruction: str,
         max_out: int,
         caps: tuple[int, int | None],
+        files: Collection[int],
         *,
         skip: int = 0,
     ) -> ModelRequest:
         result_chars, text_chars = caps
         messages = summary_messages(
-            view, instruction, result_chars=result_chars, text_chars=text_chars, skip=skip
+            view,
+            instruction,
+            result_chars=result_chars,
+            text_chars=text_chars,
+            skip=skip,
+            file_texts=files,
         )
         return dataclasses.replace(
             base, messages=messages, tools=[], max_tokens=max_out, cache_marks=()
@@ -553,12 +573,14 @@ class Compactor:
 # (tool input and result characters, other text characters) per attempt at fitting the summary
 # request into the window; the first already cuts huge tool blocks (summarised, not quoted).
 SUMMARY_CAPS: tuple[tuple[int, int | None], ...] = (
-    (20_000, None),
-    (8_000, None),
-    (2_000, 40_000),
-    (500, 8_000),
-    (300, 2_000),
+    (2_000, None),
+    (1_000, None),
+    (500, 40_000),
+    (300, 8_000),
+    (200, 2_000),
 )
+# A summary request (uncached: it carries no tools) uses at most this share of the window.
+SUMMARY_INPUT_SHARE = 0.25
 
 
 def _prefix_note(freed: int, changed: int, after: int) -> str:

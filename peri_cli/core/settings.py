@@ -38,7 +38,7 @@ class CompactSettings(_Section):
     micro_compact_threshold: float = Field(default=0.75, ge=0.0, le=1.0)
     auto_compact_threshold: float = Field(default=0.95, ge=0.0, le=1.0)
     # Micro frees down to this share (hysteresis), so it fires rarely and in large steps.
-    micro_low_water: float = Field(default=0.5, ge=0.0, le=1.0)
+    micro_low_water: float = Field(default=0.2, ge=0.0, le=1.0)
     protected_turns: int = Field(default=3, ge=0)
     # The last `protected_turns` turns are protected only up to this share, newest parts first.
     protected_turns_budget: float = Field(default=0.25, ge=0.0, le=1.0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -51,11 +51,17 @@ def _cap(text: str, chars: int | None, what: str) -> str:
     )
 
 
-def _as_text(part: Part, result_chars: int | None, text_chars: int | None) -> TextPart | None:
+def _as_text(
+    part: Part, result_chars: int | None, text_chars: int | None, file_texts: Collection[int]
+) -> TextPart | None:
     """A part of the view as plain text, so the summary request carries no tool blocks.
 
     Tool inputs and results are cut to `result_chars` (they are summarised, not quoted: a 10 MB
-    Write input must not become a 10 MB request); other text to `text_chars`."""
+    Write input must not become a 10 MB request), as are file contents an earlier compaction
+    re-injected (text parts whose id is in `file_texts`); other text to `text_chars`."""
+    if isinstance(part, TextPart) and id(part) in file_texts:
+        text = _cap(part.text, result_chars, "these file contents")
+        return part if text == part.text else TextPart(text=text)
     if isinstance(part, TextPart):
         text = _cap(part.text, text_chars, "this message")
         return part if text == part.text else TextPart(text=text)
@@ -78,6 +84,7 @@ def summary_messages(
     result_chars: int | None = None,
     text_chars: int | None = None,
     skip: int = 0,
+    file_texts: Collection[int] = (),
 ) -> list[Message]:
     """The summary request's messages: the view as text (tool blocks rendered readably, reasoning
     left out), its first `skip` messages omitted, and the instruction as the last user message."""
@@ -85,7 +92,7 @@ def summary_messages(
     for message in view[skip:]:
         parts: list[Part] = []
         for p in message.content:
-            t = _as_text(p, result_chars, text_chars)
+            t = _as_text(p, result_chars, text_chars, file_texts)
             if t is not None:
                 parts.append(t)
         if parts:
