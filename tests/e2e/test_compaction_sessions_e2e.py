@@ -197,32 +197,17 @@ def test_one_prompt_and_36_reads_stay_under_the_window_without_a_full_summary(pe
 def test_24_turns_keep_the_users_fact_fit_the_window_and_cost_less(peri: Peri) -> None:
     window, turns, reads = 24_000, 24, 4
     reader = setup(peri, window, turns * reads, 1_200)
-
-    def play(extra_env: dict[str, str]) -> Session:
-        peri.server.set_cache(True)  # a fresh cache for each session
-        saved = dict(peri.extra_env)
-        peri.extra_env.update(extra_env)
-        session = Session(peri, reader)
-        try:
-            for t in range(turns):
-                files = [f"module_{t * reads + i}.py" for i in range(reads)]
-                prompt = f"Turn {t}: read {', '.join(files)} one by one and report."
-                session.turn(f"{FACT} Keep it in mind. {prompt}" if t == 0 else prompt, files)
-        finally:
-            peri.extra_env = saved
-        return session
-
-    baseline = play({"DISABLE_COMPACT": "1"})
-    compacted = play({})
-    replayed, replayed_largest = uncompacted_cost(peri, compacted)
-    print(
-        f"baseline {baseline.cost():,.0f} (largest {baseline.largest():,}); replayed {replayed:,.0f} ({replayed_largest:,})"
-    )
-    assert baseline.largest() > 4 * window  # the session really outgrows the window
-    assert compacted.largest() < window
-    assert "TANGERINE-42" in json.dumps(compacted.conversation[-1]["body"]["messages"])
-    ratio = compacted.cost() / baseline.cost()
-    share = compacted.stable_share()
+    session = Session(peri, reader)
+    for t in range(turns):
+        files = [f"module_{t * reads + i}.py" for i in range(reads)]
+        prompt = f"Turn {t}: read {', '.join(files)} one by one and report."
+        session.turn(f"{FACT} Keep it in mind. {prompt}" if t == 0 else prompt, files)
+    baseline, baseline_largest = uncompacted_cost(peri, session)
+    assert baseline_largest > 4 * window  # the session really outgrows the window
+    assert session.largest() < window
+    assert "TANGERINE-42" in json.dumps(session.conversation[-1]["body"]["messages"])
+    ratio = session.cost() / baseline
+    share = session.stable_share()
     print(f"cost-weighted input {ratio:.3f}x of the uncompacted session; stable prefix {share:.1%}")
     assert ratio <= 0.45
     assert share >= 0.85
