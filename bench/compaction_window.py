@@ -164,7 +164,7 @@ async def run_shape(shape: Shape, config: CompactConfig, workspace: Path, label:
                     run.events.append(
                         f"{event.strategy} turn {t} request {len(server.requests)}: "
                         f"{event.tokens_before}->{event.tokens_after}, prefix changed "
-                        f"{event.prefix_changed}"
+                        f"{getattr(event, 'prefix_changed', None)}"
                     )
                 elif isinstance(event, TurnEnded) and event.reason != "done":
                     run.events.append(f"ended turn {t}: {event.reason}: {event.error}")
