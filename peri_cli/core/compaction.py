@@ -253,9 +253,7 @@ class Compactor:
         # Micro when it takes a large step (to below the middle of the low-water mark and its
         # threshold), or as far as it can when automatic Full is off. A small step would move the
         # cached prefix again on the next request or two; instead, wait for the Full threshold.
-        if plan is not None and (
-            not auto_full or self._worth_it(plan, tokens, window)
-        ):
+        if plan is not None and (not auto_full or self._worth_it(plan, tokens, window)):
             compacted = self._commit_micro(agent, plan, tokens)
             tokens = compacted.tokens_after if compacted.tokens_after is not None else tokens
             self._warned = False
@@ -409,14 +407,14 @@ class Compactor:
         }
         attempt = base
         for caps in SUMMARY_CAPS:
-            attempt = self._summary_attempt(base, view, instruction, max_out, caps, files)
+            attempt = self._summary_attempt(base, view, instruction, max_out, caps, files=files)
             if fixed + self.counter.count_messages(attempt.messages) <= budget:
                 return attempt
         skip = 0
         while skip < len(view) - 1:  # everything is as short as it gets: leave out the oldest
             skip += max(1, (len(view) - skip) // 2)
             attempt = self._summary_attempt(
-                base, view, instruction, max_out, SUMMARY_CAPS[-1], files, skip=skip
+                base, view, instruction, max_out, SUMMARY_CAPS[-1], files=files, skip=skip
             )
             if fixed + self.counter.count_messages(attempt.messages) <= budget:
                 break
@@ -429,8 +427,8 @@ class Compactor:
         instruction: str,
         max_out: int,
         caps: tuple[int, int | None],
-        files: Collection[int],
         *,
+        files: Collection[int],
         skip: int = 0,
     ) -> ModelRequest:
         result_chars, text_chars = caps

@@ -52,6 +52,7 @@ class PermissionRequested:
     input: dict[str, Any]
     reason: str
     future: asyncio.Future[PermissionAnswer] = field(repr=False)
+    agent: str | None = None  # the SubAgent asking (its label), None for the main agent
 
 
 @dataclass(frozen=True)

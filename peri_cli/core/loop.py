@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -19,6 +20,7 @@ from peri_cli.core.events import (
     TurnEnded,
     TurnStarted,
 )
+from peri_cli.core.extra_tools import Unwrapping
 from peri_cli.core.interruption import TurnProgress, describe_call, interruption_note
 from peri_cli.core.messages import (
     Message,
@@ -42,7 +44,15 @@ from peri_cli.core.retry import stream_with_retries
 from peri_cli.core.session import Session
 from peri_cli.core.textsafe import scrub_surrogates
 from peri_cli.core.tokens import TokenCounter, default_counter
-from peri_cli.core.tools import NOTHING, ToolContext, ToolError, ToolOutput, ToolRegistry, Writes
+from peri_cli.core.tools import (
+    NOTHING,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    ToolRegistry,
+    Writes,
+)
 from peri_cli.core.transcript import Interruption, MessageEntry
 
 
@@ -69,6 +79,7 @@ class Denial:
 @dataclass
 class _Planned:
     use: ToolUsePart
+    tool: Tool | None = None  # what runs: the named tool, or the target of a wrapper call
     params: Any = None
     writes: Writes = NOTHING
     output: ToolOutput | None = None  # set when decided without running (error, denial)
@@ -106,6 +117,10 @@ class Agent:
         self.turns = 0  # model calls in this process
         self.denials: list[Denial] = []
         self.last_interruption: str | None = None  # the note recorded for the last turn, if any
+        self.label: str | None = None  # a SubAgent's name, shown on its permission requests
+        # Inputs that arrived while the loop was idle or busy (a background SubAgent's report);
+        # the next Receive takes them all, before the prompt.
+        self.inbox: list[str] = []
         self._counter = counter
         self._view_cache: tuple[tuple[int, int], list[Message]] | None = None
         self.tool_ctx = tool_ctx or ToolContext(workspace=policy.workspace, session_dir=session.dir)
@@ -151,8 +166,12 @@ class Agent:
         text = scrub_surrogates(prompt or "")
         progress = TurnProgress()
         try:
+            received = [_queued(item) for item in self.inbox]
             if text.strip():
-                self.session.append(MessageEntry(message=user_text(text)))
+                received.append(MessageEntry(message=user_text(text)))
+            if received:
+                self.session.append(*received)
+                self.inbox.clear()
             async for event in self._turns(progress):
                 if isinstance(event, TurnEnded) and event.reason == "error":
                     self._record_interruption(progress, "failed", event.error)
@@ -316,8 +335,9 @@ class Agent:
         tool = self.tools.get(item.use.name)
         if tool is None:
             names = ", ".join(sorted(self.tools.direct))
+            more = " More are available through SearchExtraTools." if self.tools.deferred else ""
             item.output = ToolOutput.error(
-                f"Unknown tool {item.use.name!r}. Available tools: {names}."
+                f"Unknown tool {item.use.name!r}. Available tools: {names}.{more}"
             )
             return
         if RAW_INPUT_KEY in item.use.input and len(item.use.input) == 1:
@@ -332,9 +352,16 @@ class Agent:
                 f"{bad_input}; the call was not run. Send the arguments again as valid Unicode."
             )
             return
+        raw = item.use.input
         try:
-            item.params = tool.validate(item.use.input)
+            if isinstance(tool, Unwrapping):  # permissions are decided on the target
+                tool, raw = await tool.unwrap(raw)
+            item.tool = tool
+            item.params = tool.validate(raw)
             item.writes = tool.writes(item.params, self.tool_ctx)
+            held = self.tool_ctx.owners.conflict(self.tool_ctx.agent_id, item.writes.paths)
+            if held is not None:
+                raise ToolError(held)
             decision = self.policy.decide(tool.name, tool.kind, list(item.writes.paths))
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
@@ -348,32 +375,42 @@ class Agent:
         answer: PermissionAnswer = "allow" if decision.action == "allow" else "deny"
         if decision.action == "ask":
             future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
-            yield PermissionRequested(tool.name, item.use.input, decision.reason, future)
+            yield PermissionRequested(tool.name, raw, decision.reason, future, agent=self.label)
             answer = await future
             if answer == "allow_session":
                 self.policy.session_allowed.add(tool.name)
-        if answer == "deny":
-            why = decision.reason or "not permitted"
-            self.denials.append(Denial(tool.name, item.use.id, dict(item.use.input), why))
-            item.output = ToolOutput.error(
-                f"Permission denied for {tool.name} ({why}) in permission mode "
-                f"{self.policy.mode!r}. Do not retry the same call; tell the user what you "
-                "wanted to do so they can allow it or change the mode."
-            )
+        if answer != "deny":
+            self.tool_ctx.owners.claim(self.tool_ctx.agent_id, self.label or "", item.writes.paths)
+            return
+        why = decision.reason or "not permitted"
+        self.denials.append(Denial(tool.name, item.use.id, dict(raw), why))
+        item.output = ToolOutput.error(
+            f"Permission denied for {tool.name} ({why}) in permission mode "
+            f"{self.policy.mode!r}. Do not retry the same call; tell the user what you "
+            "wanted to do so they can allow it or change the mode."
+        )
 
     async def _call_after(self, item: _Planned, before: list[asyncio.Future[None]]) -> None:
         """Run one call once the earlier calls that write what it writes have finished."""
         if before:
             await asyncio.wait(before)
         item.started = True
-        tool = self.tools.get(item.use.name)
+        tool = item.tool
         assert tool is not None
+        ctx = dataclasses.replace(self.tool_ctx, call_id=item.use.id)
         try:
-            item.output = await tool.call(item.params, self.tool_ctx)
+            item.output = await tool.call(item.params, ctx)
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
         except Exception as e:  # a tool bug must reach the model as an error, not end the session
             item.output = ToolOutput.error(f"{tool.name} failed: {type(e).__name__}: {e}")
+
+
+ORIGIN_QUEUED = "queued"  # a user-side message Peri queued (a background SubAgent's report)
+
+
+def _queued(text: str) -> MessageEntry:
+    return MessageEntry.model_validate({"message": user_text(text), "origin": ORIGIN_QUEUED})
 
 
 def _count_request(counter: TokenCounter, request: ModelRequest) -> int:

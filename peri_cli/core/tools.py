@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from peri_cli.core.childenv import child_env
 from peri_cli.core.messages import ImagePart, TextPart
+from peri_cli.core.ownership import WriteOwners
 from peri_cli.core.provider import ToolSpec
 
 # What a tool does, for the permission policy: read-only, changes files, runs commands, or external.
@@ -26,6 +27,9 @@ class ToolContext:
     workspace: Path
     session_dir: Path
     env: Mapping[str, str] = field(default_factory=lambda: child_env(os.environ))
+    agent_id: str | None = None  # None: the main agent; else the SubAgent running the call
+    call_id: str = ""  # the tool_use id of the call being run
+    owners: WriteOwners = field(default_factory=WriteOwners)  # shared by all agents of a session
 
     def resolve(self, file_path: str) -> Path:
         """A model-given path, relative ones against the workspace, with `~` expanded."""
@@ -138,20 +142,66 @@ class PydanticTool(Generic[P]):
         raise NotImplementedError
 
 
+class ToolSource(Protocol):
+    """Something that brings tools into the registry over time (an MCP server connecting in the
+    background). A search or execute that needs its tools waits for it, up to its timeout."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tool_prefix(self) -> str:
+        """Every tool it brings is named with this prefix (`mcp__<server>__`)."""
+        ...
+
+    def is_pending(self) -> bool:
+        """Still connecting: its tools may not be registered yet."""
+        ...
+
+    async def wait(self, timeout: float) -> None:
+        """Return once it is no longer pending, or after `timeout` seconds."""
+        ...
+
+
 @dataclass
 class ToolRegistry:
-    """Direct tools are sent with every request; deferred ones only through SearchExtraTools."""
+    """Direct tools are sent with every request; deferred ones only through SearchExtraTools.
+
+    The deferred part may change mid-session (a server connects late or goes away) without
+    touching the frozen prompt or the tools list a request carries."""
 
     direct: dict[str, Tool] = field(default_factory=dict)
     deferred: dict[str, Tool] = field(default_factory=dict)
+    sources: dict[str, ToolSource] = field(default_factory=dict)
     _specs: list[ToolSpec] | None = field(default=None, repr=False)
 
     def add(self, tool: Tool, *, deferred: bool = False) -> None:
         (self.deferred if deferred else self.direct)[tool.name] = tool
-        self._specs = None
+        if not deferred:
+            self._specs = None
+
+    def remove(self, name: str) -> None:
+        if self.direct.pop(name, None) is not None:
+            self._specs = None
+        self.deferred.pop(name, None)
+
+    def add_source(self, source: ToolSource) -> None:
+        self.sources[source.name] = source
 
     def get(self, name: str) -> Tool | None:
         return self.direct.get(name) or self.deferred.get(name)
+
+    def all(self) -> list[Tool]:
+        """Every registered tool, direct first."""
+        return [*self.direct.values(), *self.deferred.values()]
+
+    def pending_sources(self, name: str | None = None) -> list[ToolSource]:
+        """Sources still connecting; with `name`, only the one whose prefix it carries."""
+        return [
+            s
+            for s in self.sources.values()
+            if s.is_pending() and (name is None or name.startswith(s.tool_prefix))
+        ]
 
     def specs(self) -> list[ToolSpec]:
         """Schemas of the direct tools; built once, since every request carries them."""

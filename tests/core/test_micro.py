@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from peri_cli.core.messages import (
     ImagePart,
     Message,
@@ -12,9 +15,6 @@ from peri_cli.core.messages import (
     tool_result,
     user_text,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from peri_cli.core.micro import Unit, collect_units, plan_micro, protected_keys, protected_start
 from peri_cli.core.projection import (
     Directive,
@@ -278,22 +278,15 @@ def test_attached_text_is_cut_like_a_result_and_typed_text_never() -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    transcripts(),
-    st.integers(0, 200_000),
-    st.integers(0, 4),
-    st.integers(0, 5),
-    st.none() | st.integers(0, 20_000),
-    st.integers(1, 3),
-)
+@given(transcripts(), st.data())
 def test_every_view_planned_with_budgets_validates_and_keeps_the_newest_results(
-    entries: list[Entry],
-    need: int,
-    keep_turns: int,
-    keep_results: int,
-    turn_budget: int | None,
-    rounds: int,
+    entries: list[Entry], data: st.DataObject
 ) -> None:
+    need = data.draw(st.integers(0, 200_000))
+    keep_turns = data.draw(st.integers(0, 4))
+    keep_results = data.draw(st.integers(0, 5))
+    turn_budget = data.draw(st.none() | st.integers(0, 20_000))
+    rounds = data.draw(st.integers(1, 3))
     before = [e.model_dump_json() for e in entries]
     for _ in range(rounds):  # plan repeatedly, as successive Micro compactions would
         already = {d.key for ds in active_directives(entries).values() for d in ds}
