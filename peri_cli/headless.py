@@ -27,6 +27,8 @@ from peri_cli.core.events import (
 from peri_cli.core.loop import Agent, Denial
 from peri_cli.core.messages import Usage, dump_message
 from peri_cli.core.retry import Retrying
+from peri_cli.core.skills import SkillError, invoke_user_skill
+from peri_cli.core.subagents import ChildStateChanged, SubagentManager
 from peri_cli.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -188,6 +190,42 @@ class _Output:
             case _:
                 pass
 
+    def child_event(self, child_id: str, event: Event) -> None:
+        """A SubAgent's reply and tool calls, as lines carrying its id (stream-json only)."""
+        match event:
+            case AssistantMessage(message=message, usage=usage):
+                self.line(
+                    {
+                        "type": "assistant",
+                        "agent_id": child_id,
+                        "message": dump_message(message),
+                        "usage": usage.model_dump(),
+                    }
+                )
+            case ToolCall(id=id, name=name, input=input):
+                self.line(
+                    {
+                        "type": "tool_use",
+                        "agent_id": child_id,
+                        "id": id,
+                        "name": name,
+                        "input": input,
+                    }
+                )
+            case ToolFinished(id=id, name=name, output=output, is_error=is_error):
+                self.line(
+                    {
+                        "type": "tool_result",
+                        "agent_id": child_id,
+                        "tool_use_id": id,
+                        "name": name,
+                        "content": output,
+                        "is_error": is_error,
+                    }
+                )
+            case _:
+                pass
+
     def _announce(self, call_id: str, name: str, tool_input: dict[str, Any]) -> None:
         """One `tool_use` line per call, before its result; refused calls get one too."""
         if call_id not in self._announced:
@@ -293,7 +331,48 @@ async def _run_command(agent: Agent, name: str, argument: str, out: _Output) -> 
             out.error = f"compaction failed: {event.reason}"
 
 
-async def _main(agent: Agent, prompt: str, out: _Output) -> None:
+async def _watch_children(manager: SubagentManager, out: _Output) -> None:
+    """SubAgents' events: their questions are denied (nobody to ask), their work is streamed."""
+    async for item in manager.events():
+        event = item.event
+        if isinstance(event, PermissionRequested):
+            event.future.set_result("deny")
+        elif isinstance(event, ChildStateChanged):
+            out.line(
+                {
+                    "type": "system",
+                    "subtype": "agent",
+                    "agent_id": item.child_id,
+                    "state": event.state,
+                    "detail": event.detail,
+                }
+            )
+        else:
+            out.child_event(item.child_id, event)
+
+
+async def _run_until_quiet(
+    agent: Agent, manager: SubagentManager | None, prompt: str, out: _Output
+) -> None:
+    """The prompt's turn, then one more turn per background SubAgent report, until no SubAgent
+    runs or waits and no report is unread (or --max-turns is reached)."""
+    await _deny_asks(agent.run(prompt), out)
+    while manager is not None and out.error is None:
+        if agent.max_turns is not None and agent.turns >= agent.max_turns:
+            if manager.busy():
+                out.error = f"stopped after {agent.turns} model calls (--max-turns)"
+            return
+        if agent.inbox:
+            await _deny_asks(agent.run(None), out)
+        elif manager.busy():
+            await manager.next_report()
+        else:
+            return
+
+
+async def _main(
+    agent: Agent, prompt: str, out: _Output, manager: SubagentManager | None = None
+) -> None:
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
@@ -317,7 +396,14 @@ async def _main(agent: Agent, prompt: str, out: _Output) -> None:
         elif invocation is not None:
             out.error = f"/{invocation.command.name} is only available in the TUI"
         else:
-            await _deny_asks(agent.run(prompt), out)
+            watcher = asyncio.create_task(_watch_children(manager, out)) if manager else None
+            try:
+                await _run_until_quiet(agent, manager, prompt, out)
+            finally:
+                if manager is not None:  # what still runs is stopped and marked interrupted
+                    await manager.stop_all()
+                if watcher is not None:
+                    watcher.cancel()
     except asyncio.CancelledError:
         out.error = "cancelled"
 
@@ -338,10 +424,18 @@ def run_headless(runtime: Runtime, prompt: str, fmt: str) -> int:
         if runtime.credentials_problem and parse_command(prompt) is None:
             print_error(fmt, runtime.credentials_problem, session_id)
             return EXIT_FAILED
+        if parse_command(prompt) is None:  # `/skill-name args`: the skill's text is the prompt
+            try:
+                invocation = invoke_user_skill(runtime.skills, prompt.strip())
+            except SkillError as e:
+                print_error(fmt, str(e), session_id)
+                return EXIT_FAILED
+            if invocation is not None:
+                prompt = invocation.message
         for warning in runtime.warnings:
             print(f"peri: warning: {warning}", file=sys.stderr)
         out = _Output(fmt, session_id, sys.stdout, sys.stderr)
-        asyncio.run(_main(agent, prompt, out))
+        asyncio.run(_main(agent, prompt, out, runtime.subagents))
     finally:
         runtime.close()
     return out.finish(agent)

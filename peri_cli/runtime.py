@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from peri_cli.core.agent_types import discover_agent_types
 from peri_cli.core.childenv import child_env
 from peri_cli.core.compaction import CompactConfig, Compactor
+from peri_cli.core.contributions import ContributionChain, default_chain
 from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.loop import Agent
@@ -19,13 +21,18 @@ from peri_cli.core.permissions import Mode, PermissionPolicy
 from peri_cli.core.provider import Provider
 from peri_cli.core.session import Session, SessionNotFound, SessionStore
 from peri_cli.core.settings import LoadedSettings, Settings, SettingsError, peri_home_from_env
+from peri_cli.core.skills import SkillCatalog, load_skills, skill_listing
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.core.subagents import SubagentManager
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import Snapshot, TranscriptError
-from peri_cli.core.trust import TrustRecord, TrustState, TrustStore, TrustStoreError
+from peri_cli.core.trust import Loosening, TrustRecord, TrustState, TrustStore, TrustStoreError
 from peri_cli.core.workspace import load_workspace, settle, workspace_guides
+
+if TYPE_CHECKING:
+    from peri_cli.mcp.boot import Boot
+    from peri_cli.mcp.manager import McpManager
 
 
 class StartupError(Exception):
@@ -77,12 +84,15 @@ class Runtime:
     session: Session | None = None
     agent: Agent | None = None
     subagents: SubagentManager | None = None
+    mcp: McpManager | None = None  # the MCP servers, connecting in the background
     _provider: Provider | None = None
+    _mcp_boot: Boot | None = None
     # Workspace trust (None: built without settings files, e.g. by a test: nothing to unlock).
     trust: TrustState | None = None
     loaded: LoadedSettings | None = None
     mode_from_flag: bool = False
     start_after_trust: bool = False  # a new session waits for the trust question's answer
+    skills: SkillCatalog = field(default_factory=SkillCatalog)
 
     @property
     def trusted(self) -> bool:
@@ -110,6 +120,7 @@ class Runtime:
             state.trusted, state.why = True, "recorded"
             assert self.loaded is not None
             self._apply_settings(settle(self.loaded, self.env, trusted=True))
+            self._mcp_trusted()
         else:
             state.why = "declined" if answer is False else state.why
             if warning := state.warning():
@@ -149,6 +160,7 @@ class Runtime:
             self.workspace, home, self.loaded or self.settings, trusted=self.trusted
         )
         platform, is_git = detect_environment(self.workspace)
+        listing = skill_listing(self.skills, self.context_window)
         inputs = SnapshotInputs(
             workspace=self.workspace,
             today=date.today(),
@@ -157,6 +169,8 @@ class Runtime:
             guide_text=guides.text,
             guide_files=[_display(p, self.workspace) for p in guides.files],
             guide_warnings=list(guides.warnings),
+            skill_listing=listing.text,
+            skills=list(listing.shown),
         )
         return build_snapshot(inputs)
 
@@ -200,6 +214,7 @@ class Runtime:
         """The session's main agent, built by the core's factory, with its SubAgent manager."""
         from peri_cli.tools import builtin_tools
         from peri_cli.tools.agent import AgentTool
+        from peri_cli.tools.skill import SkillTool
 
         home = Path(self.env.get("HOME", str(Path.home())))
         catalog = discover_agent_types(self.workspace, home)
@@ -210,6 +225,10 @@ class Runtime:
             for tool in builtin_tools():
                 registry.add(tool)
             registry.add(agent_tool)
+            if self.skills.for_model():
+                registry.add(SkillTool(self.skills))
+            if self.mcp is not None:  # the servers' sources first, so the wrappers are offered
+                self.mcp.attach(registry)
             offer_extra_tools(registry)
             return registry
 
@@ -218,6 +237,7 @@ class Runtime:
             workspace=self.workspace,
             make_tools=make_tools,
             make_compactor=self.make_compactor,
+            make_chain=self._make_chain,
             env=child_env(self.env, self.settings.scrub_env),
         )
         policy = PermissionPolicy(mode=self.mode, workspace=self.workspace)
@@ -228,12 +248,52 @@ class Runtime:
         self.warnings.extend(catalog.problems)
         return agent
 
+    def _make_chain(self) -> ContributionChain:
+        chain = default_chain()
+        if self.mcp is not None:
+            chain.add("mcp", self.mcp.contribution)  # adds no text; applies late MCP tools
+        return chain
+
+    def start_mcp(self) -> None:
+        """Connect the configured MCP servers in the background (project ones only when the
+        workspace is trusted; the rest are named in the warnings)."""
+        from peri_cli.mcp.boot import start_servers
+
+        self._mcp_boot = start_servers(
+            self.workspace,
+            self.env,
+            self.loaded.mcp_servers if self.loaded is not None else (),
+            trusted=self.trusted,
+            log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
+        )
+        self.mcp = self._mcp_boot.manager
+        self.warnings.extend(self._mcp_boot.warnings)
+
+    def _mcp_trusted(self) -> None:
+        """The workspace was trusted mid-run: its project servers start too."""
+        if self._mcp_boot is None:
+            return
+        from peri_cli.mcp.boot import trust_granted
+
+        self._mcp_boot = trust_granted(
+            self._mcp_boot,
+            self.workspace,
+            self.env,
+            self.loaded.mcp_servers if self.loaded is not None else (),
+            log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
+        )
+        self.mcp = self._mcp_boot.manager
+        self.warnings.extend(self._mcp_boot.warnings)
+
     def make_compactor(self) -> Compactor:
         """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
         return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
 
     def close(self) -> None:
-        """End the run: stop background commands and SubAgents, release the session."""
+        """End the run: stop background commands, SubAgents and MCP servers, release the
+        session."""
         if self.subagents is not None:
             for child in self.subagents.children.values():
                 if child.task is not None and not child.task.done():
@@ -243,6 +303,8 @@ class Runtime:
                 stop = getattr(tool, "terminate_background", None)
                 if stop is not None:
                     stop()
+        if self.mcp is not None:
+            self.mcp.close()
         if self.session is not None:
             self.session.close()
 
@@ -277,20 +339,24 @@ def build_runtime(
     (`trust_pending`): a new session then starts once `answer_trust` is called."""
     workspace = Path.cwd().resolve()
     peri_home = peri_home_from_env(env)
+    home = Path(env.get("HOME", str(Path.home())))
+    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
+    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
     try:
         loaded, trust = load_workspace(
             workspace,
             peri_home,
             env,
-            home=Path(env.get("HOME", str(Path.home()))),
+            home=home,
             mode_flag=args.permission_mode,
             trust_flag=getattr(args, "trust_workspace", False),
             interactive=interactive,
+            extra=grants,
         )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
     settings = loaded.settings
-    warnings = [*loaded.warnings, *trust.warnings]
+    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings()]
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
     provider_name = choose_provider(args.provider, settings, env)
@@ -308,7 +374,18 @@ def build_runtime(
         trust=trust,
         loaded=loaded,
         mode_from_flag=args.permission_mode is not None,
+        skills=skills,
     )
+    try:
+        runtime.start_mcp()
+        _open_session(runtime, args, trust)
+    except BaseException:
+        runtime.close()  # the MCP servers have started
+        raise
+    return runtime
+
+
+def _open_session(runtime: Runtime, args: argparse.Namespace, trust: TrustState) -> None:
     if args.cont:
         latest = runtime.store.latest()
         if latest is None:
@@ -321,4 +398,3 @@ def build_runtime(
     elif args.resume is None:
         runtime.start_new()
     # `-r` without an id leaves the session unset: the TUI opens the picker.
-    return runtime

@@ -39,6 +39,9 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
   {"error_event": "overloaded_error"}             an in-stream error event after `cut_after`
                                                   events (default 1)
   {"delay": 0.05}                                 seconds to sleep before each event
+  {"when": "task one", ...}                       only for a request whose first user message
+                                                  contains "task one" (concurrent SubAgents each
+                                                  take their own items, in order)
   {"invalid_json_at": K}                          a `data:` line of broken JSON before event K
                                                   (the rest of the stream follows); with
                                                   "bad_data": "42" that line holds "42" instead
@@ -399,6 +402,19 @@ class PromptCache:
 # --- the server ---------------------------------------------------------------------------------
 
 
+def _first_user_text(body: Any) -> str:
+    """The text of a request's first user message, in either wire format."""
+    for message in body.get("messages", []) if isinstance(body, dict) else []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+            return ""
+    return ""
+
+
 class _State:
     def __init__(self, script: list[dict[str, Any]] | None, models: list[str] | None) -> None:
         self.lock = threading.Lock()
@@ -416,10 +432,20 @@ class _State:
             self.script = [dict(copy.deepcopy(item)) for item in script]
             self.served = 0
 
-    def next_item(self) -> dict[str, Any]:
+    def next_item(self, first_text: str = "") -> dict[str, Any]:
         with self.lock:
             if not self.script:
                 return {}
+            # An item with "when" is for requests whose first user message contains that text
+            # (SubAgents run concurrently: each takes its own items, in order).
+            index = next(
+                (i for i, it in enumerate(self.script) if it.get("when", "") in first_text),
+                None,
+            )
+            if index is None:
+                return {}
+            if index:
+                return self.script.pop(index)
             item = self.script[0]
             if "status" in item:
                 self.served += 1
@@ -588,7 +614,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         responder = self.server.state.responder
         item = responder(body) if responder is not None else None
-        item = self.server.state.next_item() if item is None else item
+        item = self.server.state.next_item(_first_user_text(body)) if item is None else item
         if "status" in item:
             status = int(item["status"])
             self._record(body, status)

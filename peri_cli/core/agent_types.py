@@ -7,14 +7,13 @@ front-matter parser; a malformed one is reported (for `/agents`) and skipped, ne
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from peri_cli.core.frontmatter import FrontMatterError, name_list, split_front_matter
+from peri_cli.core.safe_read import SafeReadError, read_text
 
 MAX_AGENT_FILE = 64 * 1024
 AGENTS_SUBDIR = Path(".claude") / "agents"
@@ -73,21 +72,6 @@ class AgentCatalog:
         return sorted(self.types)
 
 
-def read_agent_file(path: Path) -> str:
-    """A regular file's text, capped; OSError/ValueError with the reason otherwise."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file")
-        if info.st_size > MAX_AGENT_FILE:
-            raise ValueError(f"larger than {MAX_AGENT_FILE // 1024} KiB")
-        data = os.read(fd, MAX_AGENT_FILE + 1)
-    finally:
-        os.close(fd)
-    return data.decode("utf-8")
-
-
 def parse_agent_type(text: str, source: str, stem: str) -> AgentType:
     """One definition from its file text; FrontMatterError says what is wrong."""
     fields, body = split_front_matter(text)
@@ -127,7 +111,8 @@ def discover_agent_types(workspace: Path, home: Path, *, builtins: bool = True) 
     catalog = AgentCatalog()
     if builtins:
         catalog.types.update({t.name: t for t in BUILTIN_TYPES})
-    for root, label in ((home / AGENTS_SUBDIR, "~/"), (workspace / AGENTS_SUBDIR, "")):
+    roots = ((home / AGENTS_SUBDIR, "~/", None), (workspace / AGENTS_SUBDIR, "", workspace))
+    for root, label, inside in roots:
         try:
             files = sorted(p for p in root.iterdir() if p.suffix == ".md")
         except OSError:
@@ -135,10 +120,13 @@ def discover_agent_types(workspace: Path, home: Path, *, builtins: bool = True) 
         for path in files[:200]:  # a folder of thousands is not a catalog
             shown = f"{label}{AGENTS_SUBDIR / path.name}"
             try:
-                found = parse_agent_type(read_agent_file(path), shown, path.stem)
-            except (OSError, ValueError, FrontMatterError) as e:
-                why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-                catalog.problems.append(f"{shown}: {why}; skipped")
+                text = read_text(path, max_bytes=MAX_AGENT_FILE, inside=inside)
+                found = parse_agent_type(text, shown, path.stem)
+            except SafeReadError as e:
+                catalog.problems.append(f"{shown}: {e.reason}; skipped")
+                continue
+            except FrontMatterError as e:
+                catalog.problems.append(f"{shown}: {e}; skipped")
                 continue
             catalog.types[found.name] = found
     return catalog

@@ -134,10 +134,10 @@ class SubagentManager:
         """Background SubAgents are running or waiting to start."""
         return bool(self._waiting) or self._running_background() > 0
 
-    async def wait_finished(self) -> None:
-        """Until the next background SubAgent finishes."""
-        self._finished.clear()
+    async def next_report(self) -> None:
+        """Until a background SubAgent has delivered a report since the last call."""
         await self._finished.wait()
+        self._finished.clear()
 
     def stop(self, child_id: str) -> bool:
         """Stop one SubAgent (and its tools); False when there is no such running child."""

@@ -147,10 +147,33 @@ def settings_mcp_servers(files: WorkspaceFiles) -> list[Loosening]:
     return out
 
 
+def mcp_json_servers(files: WorkspaceFiles) -> list[Loosening]:
+    """`mcpServers` in the workspace's `.mcp.json` (Claude Code's file): commands it would run.
+    A file that cannot be read loosens nothing (peri_cli/mcp reports it)."""
+    if not files.workspace.is_absolute():
+        return []  # judging which settings to withhold: no file of this kind is involved
+    path = files.workspace / ".mcp.json"
+    try:
+        data = json.loads(read_text(path, inside=files.workspace))
+    except (SafeReadError, ValueError):
+        return []
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    out: list[Loosening] = []
+    for name, config in (servers if isinstance(servers, dict) else {}).items():
+        runs = config.get("command") or config.get("url") if isinstance(config, dict) else None
+        shown = f"MCP server {name!r}" + (f" ({runs})" if isinstance(runs, str) else "")
+        out.append(Loosening("mcp_server", shown, files.label(path)))
+    return out
+
+
 # One function per feature that reads something loosening from the workspace's settings; the
 # ones that read other files (`.mcp.json`, skills) add theirs here too, or pass extra loosenings
 # to `assess` the way the guide probe does.
-DETECTORS: tuple[Detector, ...] = (permission_mode_loosening, settings_mcp_servers)
+DETECTORS: tuple[Detector, ...] = (
+    permission_mode_loosening,
+    settings_mcp_servers,
+    mcp_json_servers,
+)
 
 
 def find_loosenings(

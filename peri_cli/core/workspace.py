@@ -21,6 +21,7 @@ from peri_cli.core.settings import (
     read_layers,
 )
 from peri_cli.core.trust import (
+    Loosening,
     TrustState,
     TrustStore,
     WorkspaceFiles,
@@ -40,11 +41,13 @@ def load_workspace(
     mode_flag: str | None = None,
     trust_flag: bool = False,
     interactive: bool = False,
+    extra: Sequence[Loosening] = (),
 ) -> tuple[LoadedSettings, TrustState]:
-    """Read the settings, find what the workspace's files would loosen, decide trust, and merge
-    the settings accordingly. SettingsError for a bad settings file."""
+    """Read the settings, find what the workspace's files would loosen (plus `extra`, found
+    elsewhere: skills' allowed-tools, .mcp.json servers), decide trust, and merge the settings
+    accordingly. SettingsError for a bad settings file."""
     layers, warnings = read_layers(workspace, peri_home)
-    found = find_loosenings(WorkspaceFiles(workspace, tuple(layers), mode_flag))
+    found = [*find_loosenings(WorkspaceFiles(workspace, tuple(layers), mode_flag)), *extra]
     untrusted = merge_layers(layers, env, withhold=_withheld(layers), warnings=warnings)
     record, store_warning = TrustStore(peri_home).lookup(workspace)
     if not trust_flag and not (record is not None and record.trusted):

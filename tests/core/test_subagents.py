@@ -216,7 +216,7 @@ async def test_background_children_run_together_and_their_reports_wake_the_paren
     assert all("in the background" in m for m in started_msgs)
     await asyncio.wait_for(both_started.wait(), 10)  # both ran at the same time
     while manager.busy():
-        await asyncio.wait_for(manager.wait_finished(), 10)
+        await asyncio.wait_for(manager.next_report(), 10)
     assert len(agent.inbox) == 2
     await drive(agent, None)  # the reports wake the parent
     last = provider.requests[-1]
@@ -261,7 +261,7 @@ async def test_more_than_three_background_children_wait_their_turn(workspace: Pa
     assert peak == 3
     gate.set()
     while manager.busy():
-        await asyncio.wait_for(manager.wait_finished(), 10)
+        await asyncio.wait_for(manager.next_report(), 10)
     assert len(agent.inbox) == 5
 
 
@@ -372,3 +372,24 @@ async def test_a_childs_permission_request_is_labelled(workspace: Path) -> None:
     watcher.cancel()
     assert asked and asked[0].agent == "general: look around" and asked[0].tool == "Write"
     assert not (workspace / "x").exists()
+
+
+def test_hostile_agent_files_are_reported_and_skipped(workspace: Path) -> None:
+    import os
+
+    agents = workspace / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "deep.md").write_text("---\nname: deep\ndescription: x\nx: " + "[" * 5000 + "\n---\n")
+    (agents / "laughs.md").write_text(
+        "---\nname: laughs\ndescription: x\na: &a [1, 1]\nb: [*a, *a]\n---\n"
+    )
+    (agents / "huge.md").write_text("---\nname: huge\ndescription: x\n---\n" + "x" * 200_000)
+    os.mkfifo(agents / "fifo.md")
+    outside = workspace.parent / "outside.md"
+    outside.write_text("---\nname: outside\ndescription: from elsewhere\n---\n")
+    (agents / "link.md").symlink_to(outside)
+    catalog = discover_agent_types(workspace, workspace.parent / "nohome")
+    assert set(catalog.types) == {"general", "explore"}
+    problems = "\n".join(catalog.problems)
+    for name in ("deep.md", "laughs.md", "huge.md", "fifo.md", "link.md"):
+        assert name in problems, problems
