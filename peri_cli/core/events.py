@@ -65,6 +65,9 @@ class Compacted:
     tokens_after: int | None
     affected: int
     detail: str = ""
+    # Tokens of the next request from the first changed message on: what the provider's prompt
+    # cache must write again (None: not measured).
+    prefix_changed: int | None = None
 
 
 @dataclass(frozen=True)

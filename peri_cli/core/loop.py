@@ -35,7 +35,7 @@ from peri_cli.core.messages import (
     user_text,
 )
 from peri_cli.core.policy import Decision, PermissionPolicy
-from peri_cli.core.projection import project
+from peri_cli.core.projection import cache_marks, project
 from peri_cli.core.provider import (
     RAW_INPUT_KEY,
     MessageCompleted,
@@ -161,6 +161,7 @@ class Agent:
             messages=self.view(),
             tools=self.tools.specs() if tools else [],
             max_tokens=self.max_tokens,
+            cache_marks=cache_marks(self.session.entries) if tools else (),
         )
 
     async def run(self, prompt: str | None = None) -> AsyncIterator[Event]:
