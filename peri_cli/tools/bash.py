@@ -279,8 +279,8 @@ class BashTool:
     ) -> ToolOutput:
         capture = _Capture(_side_file(ctx))
         loop = asyncio.get_running_loop()
-        try:
-            transport, shell = await loop.subprocess_exec(
+        spawn = asyncio.ensure_future(
+            loop.subprocess_exec(
                 lambda: _Shell(capture),
                 "bash",
                 "-c",
@@ -292,8 +292,19 @@ class BashTool:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        )
+        try:
+            # Shielded: cancelled while the pipes connect, asyncio would kill only the shell,
+            # and what it had started already would live on.
+            transport, shell = await asyncio.shield(spawn)
         except OSError as e:
             return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {e.strerror or e}.")
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                transport, _ = await spawn
+                await self._end_group(transport.get_pid())
+                transport.close()
+            raise
         # start_new_session makes the shell a session and group leader: its pid is the group id.
         pgid = transport.get_pid()
         try:
