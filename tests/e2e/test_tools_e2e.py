@@ -155,5 +155,135 @@ def test_item19_signal_mid_command_ends_everything(peri: Peri, sig: signal.Signa
             proc.kill()
     assert "Traceback" not in err
     assert proc.returncode != 0 and "cancelled" in err + out
-    for pid in pids:
-        assert not alive(pid), pid
+    for name, pid in zip(("background child", "foreground child"), pids, strict=True):
+        assert not alive(pid), (name, err)
+
+
+# Item 15: Grep never hangs, with ripgrep or without it.
+
+
+def test_item15_grep_with_a_fifo_in_the_tree_in_plan_mode(peri: Peri, backend: str) -> None:
+    (peri.workspace / "a.py").write_text("needle = 1\n")
+    os.mkfifo(peri.workspace / "pipe.py")
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Grep", "input": {"pattern": "needle"}}]},
+            {"text": "searched"},
+        ]
+    )
+    result = peri.json("-p", "find it", "--permission-mode", "plan")
+    assert result["result"] == "searched", result
+    last = json.dumps(peri.model_calls()[-1])
+    assert "Found 1 files\\na.py" in last
+
+
+def test_item15_sigterm_stops_a_runaway_python_grep(peri: Peri, no_rg_path: str) -> None:
+    peri.extra_env["PATH"] = no_rg_path
+    (peri.workspace / "b.txt").write_text("a" * 40 + "!\n")
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Grep", "input": {"pattern": "(a+)+$"}}]},
+            {"text": "never reached"},
+        ]
+    )
+    proc = peri.popen("-p", "search", "--output-format", "json")
+    try:
+        # The model's request came back with the call; give Grep's search time to be running.
+        wait_until(lambda: len(peri.model_calls()) == 1)
+        wait_until(lambda: _runs_grep_search(proc.pid))
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1 and "Traceback" not in err
+    assert json.loads(out)["is_error"] is True
+    assert not _runs_grep_search(proc.pid)
+
+
+def _runs_grep_search(parent: int) -> bool:
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == parent and fields[0] != "Z" and b"grepsearch.py" in cmdline:
+            return True
+    return False
+
+
+# Issue 15: Grep and Glob respect .gitignore and .ignore, with ripgrep and without it.
+
+
+def test_grep_and_glob_respect_nested_gitignore_and_negation(peri: Peri, backend: str) -> None:
+    ws = peri.workspace
+    (ws / ".git").mkdir()
+    files = {
+        ".gitignore": "build/\n*.log\n!keep.log\n",
+        "src/app.py": "needle\n",
+        "build/src/app.py": "needle\n",  # a git-ignored copy of the sources
+        "debug.log": "needle\n",
+        "keep.log": "needle\n",
+        "src/gen/.gitignore": "*.py\n!main.py\n",
+        "src/gen/x.py": "needle\n",
+        "src/gen/main.py": "needle\n",
+        ".env": "needle\n",
+    }
+    for rel, text in files.items():
+        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ws / rel).write_text(text)
+    peri.server.set_script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "Grep", "input": {"pattern": "needle", "output_mode": "content"}},
+                    {"name": "Glob", "input": {"pattern": "**/*.py"}},
+                ]
+            },
+            {
+                "tool_calls": [
+                    {"name": "Grep", "input": {"pattern": "needle", "include_ignored": True}},
+                    {"name": "Glob", "input": {"pattern": "**/*.py", "include_ignored": True}},
+                ]
+            },
+            {"text": "done"},
+        ]
+    )
+    result = peri.json("-p", "find needles", "--permission-mode", "plan")
+    assert result["result"] == "done", result
+    first, second = (_tool_results(body) for body in peri.model_calls()[1:3])
+    grep_lines, glob_lines = (text.splitlines() for text in first)
+    assert grep_lines == [
+        ".env:1:needle",
+        "keep.log:1:needle",
+        "src/app.py:1:needle",
+        "src/gen/main.py:1:needle",
+    ]
+    assert sorted(glob_lines) == ["src/app.py", "src/gen/main.py"]
+    grep_all, glob_all = (text.splitlines() for text in second)
+    assert grep_all[0] == "Found 7 files" and "build/src/app.py" in grep_all
+    assert sorted(glob_all) == ["build/src/app.py", "src/app.py", "src/gen/main.py", "src/gen/x.py"]
+
+
+def _tool_results(body: dict[str, object]) -> list[str]:
+    """The texts of the tool results in a request's last message, for either wire format."""
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    if messages[-1].get("role") == "tool":  # OpenAI: one message per result
+        results = []
+        for message in reversed(messages):
+            if message.get("role") != "tool":
+                break
+            results.insert(0, message["content"])
+        return results
+    return [
+        "".join(part["text"] for part in block["content"])
+        if isinstance(block["content"], list)
+        else block["content"]
+        for block in messages[-1]["content"]
+        if block["type"] == "tool_result"
+    ]
