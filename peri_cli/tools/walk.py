@@ -85,6 +85,9 @@ def read_regular(path: str, limit: int) -> bytes | None:
 
 # pathspec names a group in its regexes; a combined regex must not repeat a name.
 _NAMED_GROUP = re.compile(r"(?<!\\)\(\?P<[^>]+>")
+# pathspec's regexes for patterns without a slash start so: they match at any depth.
+_AT_ANY_DEPTH = "^(?:.+/)?"
+_SLASHLESS = re.compile(r"\(\?P<[^>]+>/\)|\[\^/\]")
 
 
 class _Spec:
@@ -94,29 +97,55 @@ class _Spec:
     ends: what follows lies inside it. Here a match must end where the path ends, so that it is
     the path that matches, not a directory above it: a walk judges each entry on its own, as
     git and ripgrep do, and never skips its root. The few regexes without the group (`*`: any
-    path, `dir/**`: any path under `dir/`) match the paths they apply to.
+    path, `dir/**`: any path below `dir/`) match the paths they apply to.
+
+    The patterns are combined, the last one first, into one regex whose first matching
+    alternative is the pattern that decides. Patterns without a slash (`*.log`, `build/`, most
+    of them) are matched against the entry's name alone, which is much faster.
     """
 
     def __init__(self, patterns: list[tuple[str, bool]]) -> None:
         """`patterns`: (pathspec regex, True to ignore or False to keep), in file order."""
         self._ignores = [ignore for _, ignore in patterns]
-        # Each pattern as a whole-path regex, the last one first: the first alternative that
-        # matches is the pattern that decides, found by one call.
-        alternatives = [
-            f"(?P<p{i}>(?s:.*?)(?:{_NAMED_GROUP.sub('(?:', regex)})"
-            + ("" if "(?P<" in regex else "(?s:.*)")
-            + ")"
-            for i, (regex, _) in reversed(list(enumerate(patterns)))
-        ]
-        self._regex = re.compile("|".join(alternatives))
+        by_name: list[tuple[int, str]] = []
+        by_path: list[tuple[int, str]] = []
+        for i, (regex, _) in enumerate(patterns):
+            body = _NAMED_GROUP.sub("(?:", regex)
+            tail = regex[len(_AT_ANY_DEPTH) :]
+            if regex.startswith(_AT_ANY_DEPTH) and "/" not in _SLASHLESS.sub("", tail):
+                by_name.append((i, body[len(_AT_ANY_DEPTH) :]))
+                continue
+            start = "" if body.startswith("^") else "(?s:.*?)"
+            # Without the group the regex matches a prefix; `dir/**` (`^dir/`) only below dir.
+            end = "" if "(?P<" in regex else "(?s:.+)" if regex.endswith("/") else "(?s:.*)"
+            by_path.append((i, f"{start}(?:{body}){end}"))
+        self._by_name = _combined(by_name)
+        self._by_path = _combined(by_path)
 
     def decide(self, rel: str) -> bool | None:
         """True when the pattern deciding for `rel` ignores it, False when it keeps it (`!`),
-        None when no pattern matches."""
-        match = self._regex.fullmatch(rel)
-        if match is None or match.lastgroup is None:
-            return None
-        return self._ignores[int(match.lastgroup[1:])]
+        None when no pattern matches. A directory's `rel` ends with `/`."""
+        found = -1
+        if self._by_name is not None:
+            name = rel[rel.rfind("/", 0, len(rel) - 1) + 1 :]
+            found = _last_match(self._by_name, name)
+        if self._by_path is not None:
+            found = max(found, _last_match(self._by_path, rel))
+        return None if found < 0 else self._ignores[found]
+
+
+def _combined(alternatives: list[tuple[int, str]]) -> re.Pattern[str] | None:
+    if not alternatives:
+        return None
+    return re.compile("|".join(f"(?P<p{i}>{body})" for i, body in reversed(alternatives)))
+
+
+def _last_match(regex: re.Pattern[str], text: str) -> int:
+    """The index of the last pattern matching `text` in full, or -1."""
+    match = regex.fullmatch(text)
+    if match is None or match.lastgroup is None:
+        return -1
+    return int(match.lastgroup[1:])
 
 
 def _patterns(path: str) -> _Spec | None:
