@@ -110,10 +110,10 @@ class _Search:
     def remaining(self) -> float:
         return max(0.0, self.deadline - asyncio.get_running_loop().time())
 
-    def stopped(self, engine: str) -> None:
+    def stopped(self, hint: str) -> None:
         self.notes.append(
             f"[Search stopped after {self.timeout:g} s; the results above are partial. Narrow "
-            f"it with path or glob{engine}.]"
+            f"it with path or glob{hint}.]"
         )
 
 

@@ -5,9 +5,9 @@ Ignore files as ripgrep reads them: `.gitignore` (inside a git repository, up to
 above it. `.rgignore` beats `.ignore` beats `.gitignore` beats `exclude`; among files of one kind
 the deepest wins; in a file the last matching line wins and `!` re-includes. Patterns are compiled
 by the maintained `pathspec` package and judged per entry, so the walk's root is never skipped
-(naming an ignored directory searches it). Hidden files are walked, symlinked
-directories are not followed, and only regular files are yielded: a FIFO or a device is never
-opened, not even an ignore file that is one.
+(naming an ignored directory searches it). Hidden files are walked, symlinked directories are
+not followed, and only regular files are yielded: a FIFO or a device is never opened, not even
+an ignore file that is one.
 
 Grep's search process loads this file by its path, so it imports nothing from Peri.
 """
