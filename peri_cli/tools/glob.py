@@ -100,7 +100,7 @@ class GlobParams(BaseModel):
     )
     include_ignored: bool = Field(
         default=False,
-        description="Also list files that .gitignore or .ignore files exclude (default false).",
+        description="Also list files that .gitignore or .ignore exclude.",
     )
 
 

@@ -69,7 +69,7 @@ class GrepParams(BaseModel):
     )
     include_ignored: bool = Field(
         default=False,
-        description="Also search files that .gitignore or .ignore files exclude (default false).",
+        description="Also search files that .gitignore or .ignore exclude.",
     )
 
 
