@@ -61,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", choices=("anthropic", "openai"))
     p.add_argument("--permission-mode", choices=MODES)
     p.add_argument("--max-turns", type=_positive_int, metavar="N", help="stop after N model calls")
+    p.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="trust this workspace for this run: apply what its files would loosen "
+        "(permission mode, imports from outside it, ...); not remembered",
+    )
     p.add_argument("--version", action="version", version=f"peri {__version__}")
     return p
 
@@ -102,7 +108,7 @@ def _sessions_command(argv: Sequence[str]) -> int:
 def _build(args: argparse.Namespace) -> Runtime:
     from peri_cli.runtime import build_runtime
 
-    return build_runtime(args, os.environ)
+    return build_runtime(args, os.environ, interactive=not args.print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,6 +121,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")
         if args.print and args.resume == "":
             raise UsageError("-p with -r needs a session ID (the picker is interactive)")
+        if not args.print and not sys.stdin.isatty():
+            raise UsageError(
+                "the TUI needs a terminal on stdin; to run on piped input use -p, "
+                "e.g. `echo 'explain x' | peri -p`"
+            )
         if not args.print and not args.cont and args.resume is None:
             # A new TUI session: draw the screen first, build the runtime after the first frame.
             from peri_cli.tui.app import run_tui
@@ -122,15 +133,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_tui(lambda: _build(args), args.prompt)
         from peri_cli.runtime import StartupError
 
+        prompt = args.prompt or ""
+        if args.print:
+            from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin
+
+            piped = read_piped_stdin(sys.stdin.buffer, wait=STDIN_WAIT if prompt else None)
+            prompt = combine_prompt(prompt, piped)
         try:
             runtime = _build(args)
         except StartupError as e:
-            print(f"peri: error: {e}", file=sys.stderr)
+            if args.print:
+                from peri_cli.headless import print_error
+
+                print_error(args.output_format, str(e))
+            else:
+                print(f"peri: error: {e}", file=sys.stderr)
             return e.exit_code
         if args.print:
             from peri_cli.headless import run_headless
 
-            return run_headless(runtime, args.prompt or "", args.output_format)
+            return run_headless(runtime, prompt, args.output_format)
         from peri_cli.tui.app import run_tui
 
         return run_tui(runtime, args.prompt)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import select
 import signal
 import sys
 from collections.abc import AsyncIterator
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from peri_cli.core.commands import parse_command
 from peri_cli.core.events import (
@@ -22,12 +24,105 @@ from peri_cli.core.events import (
     ToolFinished,
     TurnEnded,
 )
-from peri_cli.core.loop import Agent
-from peri_cli.core.messages import dump_message
+from peri_cli.core.loop import Agent, Denial
+from peri_cli.core.messages import Usage, dump_message
 from peri_cli.core.retry import Retrying
+from peri_cli.core.skills import SkillError, invoke_user_skill
+from peri_cli.core.subagents import ChildStateChanged, SubagentManager
 from peri_cli.runtime import Runtime
 
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+STDIN_CAP = 256 * 1024  # bytes of piped input added to the prompt
+STDIN_WAIT = 1.0  # seconds to wait for piped input when a prompt was given as an argument
+
+
+def read_piped_stdin(stream: IO[bytes] | None, *, wait: float | None) -> str | None:
+    """Text piped into `peri -p`, or None (a terminal, nothing piped, or nothing within `wait`).
+
+    A stdin that is open but never written (some CI runners) must not hang a run that has its
+    prompt already: with `wait` set, input that has not started by then is not waited for."""
+    if stream is None:
+        return None
+    try:
+        if stream.isatty():
+            return None
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return None
+    if wait is not None:
+        ready, _, _ = select.select([fd], [], [], wait)
+        if not ready:
+            return None
+    chunks: list[bytes] = []
+    size = 0
+    while size <= STDIN_CAP:
+        chunk = os.read(fd, STDIN_CAP + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    data = b"".join(chunks)
+    text = data[:STDIN_CAP].decode("utf-8", errors="replace")
+    if size > STDIN_CAP:
+        text += f"\n[piped input cut: only its first {STDIN_CAP // 1024} KiB are included]"
+    return text
+
+
+def combine_prompt(argument: str, piped: str | None) -> str:
+    """The prompt argument followed by the piped text (either may be missing)."""
+    if not piped or not piped.strip():
+        return argument
+    return f"{argument}\n\n{piped}" if argument.strip() else piped
+
+
+def result_object(
+    session_id: str,
+    *,
+    result: str = "",
+    turns: int = 0,
+    usage: Usage | None = None,
+    estimated: bool = False,
+    denials: list[Denial] | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """The `result` object of `--output-format json` (CONTRACT.md §2)."""
+    usage = usage or Usage()
+    counts: dict[str, Any] = {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_input_tokens": usage.cache_read_input_tokens,
+        "cache_creation_input_tokens": usage.cache_creation_input_tokens,
+    }
+    if estimated:
+        counts["estimated"] = True
+    out: dict[str, Any] = {
+        "type": "result",
+        "session_id": session_id,
+        "result": result,
+        "is_error": error is not None,
+        "num_turns": turns,
+        "usage": counts,
+        "permission_denials": [
+            {
+                "tool_name": d.tool_name,
+                "tool_use_id": d.tool_use_id,
+                "tool_input": d.tool_input,
+                "reason": d.reason,
+            }
+            for d in denials or []
+        ],
+    }
+    if error is not None:
+        out["error"] = error
+    return out
+
+
+def print_error(fmt: str, message: str, session_id: str = "") -> None:
+    """A run that failed before it started: one line on stderr, and the result object on stdout
+    for the JSON formats, so a script reading stdout learns of it too."""
+    print(f"peri: error: {message}", file=sys.stderr)
+    if fmt != "text":
+        print(json.dumps(result_object(session_id, error=message), ensure_ascii=False))
 
 
 class _Output:
@@ -38,6 +133,8 @@ class _Output:
         self.result = ""
         self.turns = 0
         self.error: str | None = None
+        self._announced: set[str] = set()  # tool_use ids whose `tool_use` line was printed
+        self._inputs: dict[str, dict[str, Any]] = {}  # of the current reply's tool calls
 
     def line(self, obj: dict[str, Any]) -> None:
         if self.fmt == "stream-json":
@@ -48,6 +145,7 @@ class _Output:
         match event:
             case AssistantMessage(message=message, usage=usage):
                 self.turns += 1
+                self._inputs = {u.id: dict(u.input) for u in message.tool_uses}
                 if message.text:
                     self.result = message.text
                 self.line(
@@ -59,8 +157,9 @@ class _Output:
                     }
                 )
             case ToolCall(id=id, name=name, input=input):
-                self.line({"type": "tool_use", "id": id, "name": name, "input": input})
+                self._announce(id, name, input)
             case ToolFinished(id=id, name=name, output=output, is_error=is_error):
+                self._announce(id, name, self._inputs.get(id, {}))
                 self.line(
                     {
                         "type": "tool_result",
@@ -91,6 +190,48 @@ class _Output:
             case _:
                 pass
 
+    def child_event(self, child_id: str, event: Event) -> None:
+        """A SubAgent's reply and tool calls, as lines carrying its id (stream-json only)."""
+        match event:
+            case AssistantMessage(message=message, usage=usage):
+                self.line(
+                    {
+                        "type": "assistant",
+                        "agent_id": child_id,
+                        "message": dump_message(message),
+                        "usage": usage.model_dump(),
+                    }
+                )
+            case ToolCall(id=id, name=name, input=input):
+                self.line(
+                    {
+                        "type": "tool_use",
+                        "agent_id": child_id,
+                        "id": id,
+                        "name": name,
+                        "input": input,
+                    }
+                )
+            case ToolFinished(id=id, name=name, output=output, is_error=is_error):
+                self.line(
+                    {
+                        "type": "tool_result",
+                        "agent_id": child_id,
+                        "tool_use_id": id,
+                        "name": name,
+                        "content": output,
+                        "is_error": is_error,
+                    }
+                )
+            case _:
+                pass
+
+    def _announce(self, call_id: str, name: str, tool_input: dict[str, Any]) -> None:
+        """One `tool_use` line per call, before its result; refused calls get one too."""
+        if call_id not in self._announced:
+            self._announced.add(call_id)
+            self.line({"type": "tool_use", "id": call_id, "name": name, "input": tool_input})
+
     def compact(self, event: Compacted | CompactFailed | CompactWarning) -> None:
         match event:
             case Compacted(strategy=s, tokens_before=b, tokens_after=a, affected=n, detail=d):
@@ -117,22 +258,17 @@ class _Output:
                 )
 
     def finish(self, agent: Agent) -> int:
-        usage = agent.usage_total
-        result = {
-            "type": "result",
-            "session_id": self.session_id,
-            "result": self.result,
-            "is_error": self.error is not None,
-            "num_turns": self.turns,
-            "usage": {
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "cache_read_input_tokens": usage.cache_read_input_tokens,
-                "cache_creation_input_tokens": usage.cache_creation_input_tokens,
-            },
-        }
-        if self.error is not None:
-            result["error"] = self.error
+        result = result_object(
+            self.session_id,
+            result=self.result,
+            turns=self.turns,
+            usage=agent.usage_total,
+            estimated=agent.usage_estimated,
+            denials=agent.denials,
+            error=self.error,
+        )
+        if agent.denials:
+            print(f"peri: {denial_summary(agent)}", file=self.err)
         if self.fmt == "text":
             if self.result:
                 self.out.write(self.result.rstrip("\n") + "\n")
@@ -142,6 +278,29 @@ class _Output:
             self.out.write(json.dumps(result, ensure_ascii=False) + "\n")
         self.out.flush()
         return EXIT_FAILED if self.error is not None else EXIT_OK
+
+
+def denial_summary(agent: Agent) -> str:
+    """One line: how many calls were denied, in which mode, and the flag that would allow them."""
+    denials = agent.denials
+    names = ", ".join(dict.fromkeys(d.tool_name for d in denials))
+    edits_only = all(
+        agent.tools.get(d.tool_name) is not None
+        and getattr(agent.tools.get(d.tool_name), "kind", "") == "write"
+        and "outside the workspace" not in d.reason
+        for d in denials
+    )
+    flag = (
+        "--permission-mode accept-edits"
+        if edits_only and agent.policy.mode in ("default", "plan")
+        else "--permission-mode bypass"
+    )
+    n = len(denials)
+    return (
+        f"{n} tool call{'s were' if n > 1 else ' was'} denied ({names}) in permission mode "
+        f"{agent.policy.mode!r}; headless runs cannot ask. To allow {'them' if n > 1 else 'it'}, "
+        f"run again with {flag}."
+    )
 
 
 async def _deny_asks(events: AsyncIterator[Event], out: _Output) -> None:
@@ -172,7 +331,48 @@ async def _run_command(agent: Agent, name: str, argument: str, out: _Output) -> 
             out.error = f"compaction failed: {event.reason}"
 
 
-async def _main(agent: Agent, prompt: str, out: _Output) -> None:
+async def _watch_children(manager: SubagentManager, out: _Output) -> None:
+    """SubAgents' events: their questions are denied (nobody to ask), their work is streamed."""
+    async for item in manager.events():
+        event = item.event
+        if isinstance(event, PermissionRequested):
+            event.future.set_result("deny")
+        elif isinstance(event, ChildStateChanged):
+            out.line(
+                {
+                    "type": "system",
+                    "subtype": "agent",
+                    "agent_id": item.child_id,
+                    "state": event.state,
+                    "detail": event.detail,
+                }
+            )
+        else:
+            out.child_event(item.child_id, event)
+
+
+async def _run_until_quiet(
+    agent: Agent, manager: SubagentManager | None, prompt: str, out: _Output
+) -> None:
+    """The prompt's turn, then one more turn per background SubAgent report, until no SubAgent
+    runs or waits and no report is unread (or --max-turns is reached)."""
+    await _deny_asks(agent.run(prompt), out)
+    while manager is not None and out.error is None:
+        if agent.max_turns is not None and agent.turns >= agent.max_turns:
+            if manager.busy():
+                out.error = f"stopped after {agent.turns} model calls (--max-turns)"
+            return
+        if agent.inbox:
+            await _deny_asks(agent.run(None), out)
+        elif manager.busy():
+            await manager.next_report()
+        else:
+            return
+
+
+async def _main(
+    agent: Agent, prompt: str, out: _Output, manager: SubagentManager | None = None
+) -> None:
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
@@ -196,7 +396,14 @@ async def _main(agent: Agent, prompt: str, out: _Output) -> None:
         elif invocation is not None:
             out.error = f"/{invocation.command.name} is only available in the TUI"
         else:
-            await _deny_asks(agent.run(prompt), out)
+            watcher = asyncio.create_task(_watch_children(manager, out)) if manager else None
+            try:
+                await _run_until_quiet(agent, manager, prompt, out)
+            finally:
+                if manager is not None:  # what still runs is stopped and marked interrupted
+                    await manager.stop_all()
+                if watcher is not None:
+                    watcher.cancel()
     except asyncio.CancelledError:
         out.error = "cancelled"
 
@@ -204,17 +411,31 @@ async def _main(agent: Agent, prompt: str, out: _Output) -> None:
 def run_headless(runtime: Runtime, prompt: str, fmt: str) -> int:
     agent = runtime.agent
     assert agent is not None and runtime.session is not None
-    if not prompt.strip() and len(agent.view()) == 0:
-        print("peri: error: -p needs a prompt", file=sys.stderr)
-        return 2
-    if runtime.credentials_problem and parse_command(prompt) is None:
-        print(f"peri: error: {runtime.credentials_problem}", file=sys.stderr)
-        return EXIT_FAILED
-    for warning in runtime.warnings:
-        print(f"peri: warning: {warning}", file=sys.stderr)
-    out = _Output(fmt, runtime.session.id, sys.stdout, sys.stderr)
+    session_id = runtime.session.id
     try:
-        asyncio.run(_main(agent, prompt, out))
+        if not prompt.strip() and not agent.can_continue():
+            print_error(
+                fmt,
+                "-p needs a prompt (an argument or piped input): the session has nothing "
+                "unanswered to continue",
+                session_id,
+            )
+            return EXIT_USAGE
+        if runtime.credentials_problem and parse_command(prompt) is None:
+            print_error(fmt, runtime.credentials_problem, session_id)
+            return EXIT_FAILED
+        if parse_command(prompt) is None:  # `/skill-name args`: the skill's text is the prompt
+            try:
+                invocation = invoke_user_skill(runtime.skills, prompt.strip())
+            except SkillError as e:
+                print_error(fmt, str(e), session_id)
+                return EXIT_FAILED
+            if invocation is not None:
+                prompt = invocation.message
+        for warning in runtime.warnings:
+            print(f"peri: warning: {warning}", file=sys.stderr)
+        out = _Output(fmt, session_id, sys.stdout, sys.stderr)
+        asyncio.run(_main(agent, prompt, out, runtime.subagents))
     finally:
         runtime.close()
     return out.finish(agent)

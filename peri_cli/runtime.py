@@ -7,20 +7,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from peri_cli.core.agent_types import discover_agent_types
+from peri_cli.core.childenv import child_env
 from peri_cli.core.compaction import CompactConfig, Compactor
-from peri_cli.core.contributions import default_chain
-from peri_cli.core.guides import discover_guides
+from peri_cli.core.contributions import ContributionChain, default_chain
+from peri_cli.core.extra_tools import offer_extra_tools
+from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.loop import Agent
 from peri_cli.core.models import context_window, default_model
 from peri_cli.core.permissions import Mode, PermissionPolicy
 from peri_cli.core.provider import Provider
 from peri_cli.core.session import Session, SessionNotFound, SessionStore
-from peri_cli.core.settings import Settings, SettingsError, load_settings, peri_home_from_env
+from peri_cli.core.settings import LoadedSettings, Settings, SettingsError, peri_home_from_env
+from peri_cli.core.skills import SkillCatalog, load_skills, skill_listing
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
+from peri_cli.core.subagents import SubagentManager
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
-from peri_cli.core.transcript import SessionLocked, Snapshot, TranscriptError
+from peri_cli.core.transcript import Snapshot, TranscriptError
+from peri_cli.core.trust import Loosening, TrustRecord, TrustState, TrustStore, TrustStoreError
+from peri_cli.core.workspace import load_workspace, settle, workspace_guides
+
+if TYPE_CHECKING:
+    from peri_cli.mcp.boot import Boot
+    from peri_cli.mcp.manager import McpManager
 
 
 class StartupError(Exception):
@@ -71,7 +83,58 @@ class Runtime:
     warnings: list[str] = field(default_factory=list)
     session: Session | None = None
     agent: Agent | None = None
+    subagents: SubagentManager | None = None
+    mcp: McpManager | None = None  # the MCP servers, connecting in the background
     _provider: Provider | None = None
+    _mcp_boot: Boot | None = None
+    # Workspace trust (None: built without settings files, e.g. by a test: nothing to unlock).
+    trust: TrustState | None = None
+    loaded: LoadedSettings | None = None
+    mode_from_flag: bool = False
+    start_after_trust: bool = False  # a new session waits for the trust question's answer
+    skills: SkillCatalog = field(default_factory=SkillCatalog)
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust is not None and self.trust.trusted
+
+    @property
+    def trust_pending(self) -> bool:
+        """The TUI must ask whether to trust the workspace before the session is attached."""
+        return self.trust is not None and self.trust.ask
+
+    def answer_trust(self, answer: bool | None) -> None:
+        """The user's answer (None: no answer, ask again next time): apply it to the settings,
+        record it, then start the session that waited for it."""
+        assert self.trust is not None
+        state = self.trust
+        state.ask = False
+        if answer is not None:
+            declined = frozenset(item.identity for item in state.loosenings)
+            record = TrustRecord(True) if answer else TrustRecord(False, declined)
+            try:
+                TrustStore(self.peri_home).record(self.workspace, record)
+            except TrustStoreError as e:
+                self.warnings.append(f"{e}; the answer holds for this run only")
+        if answer:
+            state.trusted, state.why = True, "recorded"
+            assert self.loaded is not None
+            self._apply_settings(settle(self.loaded, self.env, trusted=True))
+            self._mcp_trusted()
+        else:
+            state.why = "declined" if answer is False else state.why
+            if warning := state.warning():
+                self.warnings.append(warning)
+        if self.start_after_trust:
+            self.start_after_trust = False
+            self.start_new()
+
+    def _apply_settings(self, loaded: LoadedSettings) -> None:
+        self.loaded, self.settings = loaded, loaded.settings
+        if not self.mode_from_flag:
+            self.mode = loaded.settings.permission_mode
+            if self.agent is not None:
+                self.agent.policy.mode = self.mode
 
     @property
     def context_window(self) -> int:
@@ -92,13 +155,12 @@ class Runtime:
         return self._provider
 
     def new_snapshot(self) -> Snapshot:
-        guides = discover_guides(
-            self.workspace,
-            home=Path(self.env.get("HOME", str(Path.home()))),
-            extra_paths=[Path(p).expanduser() for p in self.settings.guides.extra_paths],
-            budget_bytes=self.settings.guides.budget_bytes,
+        home = Path(self.env.get("HOME", str(Path.home())))
+        guides = workspace_guides(
+            self.workspace, home, self.loaded or self.settings, trusted=self.trusted
         )
         platform, is_git = detect_environment(self.workspace)
+        listing = skill_listing(self.skills, self.context_window)
         inputs = SnapshotInputs(
             workspace=self.workspace,
             today=date.today(),
@@ -107,11 +169,25 @@ class Runtime:
             guide_text=guides.text,
             guide_files=[_display(p, self.workspace) for p in guides.files],
             guide_warnings=list(guides.warnings),
+            skill_listing=listing.text,
+            skills=list(listing.shown),
         )
         return build_snapshot(inputs)
 
     def start_new(self) -> Session:
-        return self._attach(self.store.create(self.new_snapshot()))
+        snapshot = self.new_snapshot()
+        try:
+            session = self.store.create(snapshot)
+        except OSError as e:
+            raise StartupError(self._home_problem(e)) from e
+        return self._attach(session)
+
+    def _home_problem(self, e: OSError) -> str:
+        where = e.filename or self.store.root
+        return (
+            f"cannot write sessions under PERI_HOME ({self.peri_home}): {where}: "
+            f"{e.strerror or e}. Point PERI_HOME at a writable folder."
+        )
 
     def start_existing(self, id_or_prefix: str, *, fork: bool) -> Session:
         try:
@@ -120,10 +196,10 @@ class Runtime:
             raise StartupError(str(e), exit_code=2) from e
         try:
             session = self.store.fork(session_id) if fork else self.store.open(session_id)
-        except SessionLocked as e:
+        except TranscriptError as e:  # locked by another process, or unreadable
             raise StartupError(str(e)) from e
-        except TranscriptError as e:
-            raise StartupError(str(e)) from e
+        except OSError as e:
+            raise StartupError(self._home_problem(e)) from e
         self.warnings.extend(session.warnings)
         return self._attach(session)
 
@@ -135,33 +211,100 @@ class Runtime:
         return session
 
     def make_agent(self, session: Session) -> Agent:
+        """The session's main agent, built by the core's factory, with its SubAgent manager."""
         from peri_cli.tools import builtin_tools
+        from peri_cli.tools.agent import AgentTool
+        from peri_cli.tools.skill import SkillTool
 
-        registry = ToolRegistry()
-        for tool in builtin_tools():
-            registry.add(tool)
-        return Agent(
-            session=session,
+        home = Path(self.env.get("HOME", str(Path.home())))
+        catalog = discover_agent_types(self.workspace, home)
+        agent_tool = AgentTool(catalog)
+
+        def make_tools() -> ToolRegistry:
+            registry = ToolRegistry()
+            for tool in builtin_tools():
+                registry.add(tool)
+            registry.add(agent_tool)
+            if self.skills.for_model():
+                registry.add(SkillTool(self.skills))
+            if self.mcp is not None:  # the servers' sources first, so the wrappers are offered
+                self.mcp.attach(registry)
+            offer_extra_tools(registry)
+            return registry
+
+        factory = AgentFactory(
             provider=_LazyProvider(self),
-            model=self.model,
-            tools=registry,
-            policy=PermissionPolicy(mode=self.mode, workspace=self.workspace),
-            chain=default_chain(),
-            compactor=self.make_compactor(),
-            max_turns=self.max_turns,
+            workspace=self.workspace,
+            make_tools=make_tools,
+            make_compactor=self.make_compactor,
+            make_chain=self._make_chain,
+            env=child_env(self.env, self.settings.scrub_env),
         )
+        policy = PermissionPolicy(mode=self.mode, workspace=self.workspace)
+        agent = factory.build(
+            session, AgentConfig(model=self.model, policy=policy, max_turns=self.max_turns)
+        )
+        self.subagents = agent_tool.runner = SubagentManager(agent, factory, catalog)
+        self.warnings.extend(catalog.problems)
+        return agent
+
+    def _make_chain(self) -> ContributionChain:
+        chain = default_chain()
+        if self.mcp is not None:
+            chain.add("mcp", self.mcp.contribution)  # adds no text; applies late MCP tools
+        return chain
+
+    def start_mcp(self) -> None:
+        """Connect the configured MCP servers in the background (project ones only when the
+        workspace is trusted; the rest are named in the warnings)."""
+        from peri_cli.mcp.boot import start_servers
+
+        self._mcp_boot = start_servers(
+            self.workspace,
+            self.env,
+            self.loaded.mcp_servers if self.loaded is not None else (),
+            trusted=self.trusted,
+            log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
+        )
+        self.mcp = self._mcp_boot.manager
+        self.warnings.extend(self._mcp_boot.warnings)
+
+    def _mcp_trusted(self) -> None:
+        """The workspace was trusted mid-run: its project servers start too."""
+        if self._mcp_boot is None:
+            return
+        from peri_cli.mcp.boot import trust_granted
+
+        self._mcp_boot = trust_granted(
+            self._mcp_boot,
+            self.workspace,
+            self.env,
+            self.loaded.mcp_servers if self.loaded is not None else (),
+            log_dir=self.store.root / "mcp-logs",
+            scrub_env=self.settings.scrub_env,
+        )
+        self.mcp = self._mcp_boot.manager
+        self.warnings.extend(self._mcp_boot.warnings)
 
     def make_compactor(self) -> Compactor:
         """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
         return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
 
     def close(self) -> None:
-        """End the run: stop background commands the model started, release the session."""
+        """End the run: stop background commands, SubAgents and MCP servers, release the
+        session."""
+        if self.subagents is not None:
+            for child in self.subagents.children.values():
+                if child.task is not None and not child.task.done():
+                    child.task.cancel()  # the caller's event loop is ending: mark them stopped
         if self.agent is not None:
             for tool in self.agent.tools.direct.values():
                 stop = getattr(tool, "terminate_background", None)
                 if stop is not None:
                     stop()
+        if self.mcp is not None:
+            self.mcp.close()
         if self.session is not None:
             self.session.close()
 
@@ -176,6 +319,11 @@ class _LazyProvider:
     def stream(self, request):  # type: ignore[no-untyped-def]
         return self._runtime.provider().stream(request)
 
+    async def list_models(self) -> list[str] | None:
+        """The provider's model list (None: it has none); the SDK is imported on first ask."""
+        lister = getattr(self._runtime.provider(), "list_models", None)  # test doubles may lack it
+        return None if lister is None else await lister()
+
 
 def _display(path: Path, workspace: Path) -> str:
     try:
@@ -184,14 +332,33 @@ def _display(path: Path, workspace: Path) -> str:
         return str(path)
 
 
-def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
+def build_runtime(
+    args: argparse.Namespace, env: Mapping[str, str], *, interactive: bool = False
+) -> Runtime:
+    """The runtime for this run. `interactive` (the TUI) may leave the trust question open
+    (`trust_pending`): a new session then starts once `answer_trust` is called."""
     workspace = Path.cwd().resolve()
     peri_home = peri_home_from_env(env)
+    home = Path(env.get("HOME", str(Path.home())))
+    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
+    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
     try:
-        loaded = load_settings(workspace, peri_home, env)
+        loaded, trust = load_workspace(
+            workspace,
+            peri_home,
+            env,
+            home=home,
+            mode_flag=args.permission_mode,
+            trust_flag=getattr(args, "trust_workspace", False),
+            interactive=interactive,
+            extra=grants,
+        )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
     settings = loaded.settings
+    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings()]
+    if not trust.ask and (line := trust.warning()):
+        warnings.append(line)
     provider_name = choose_provider(args.provider, settings, env)
     runtime = Runtime(
         workspace=workspace,
@@ -203,8 +370,22 @@ def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
         model=args.model or settings.model or default_model(provider_name),
         mode=args.permission_mode or settings.permission_mode,
         max_turns=args.max_turns,
-        warnings=list(loaded.warnings),
+        warnings=warnings,
+        trust=trust,
+        loaded=loaded,
+        mode_from_flag=args.permission_mode is not None,
+        skills=skills,
     )
+    try:
+        runtime.start_mcp()
+        _open_session(runtime, args, trust)
+    except BaseException:
+        runtime.close()  # the MCP servers have started
+        raise
+    return runtime
+
+
+def _open_session(runtime: Runtime, args: argparse.Namespace, trust: TrustState) -> None:
     if args.cont:
         latest = runtime.store.latest()
         if latest is None:
@@ -212,7 +393,8 @@ def build_runtime(args: argparse.Namespace, env: Mapping[str, str]) -> Runtime:
         runtime.start_existing(latest, fork=args.fork_session)
     elif args.resume:
         runtime.start_existing(args.resume, fork=args.fork_session)
+    elif args.resume is None and trust.ask:
+        runtime.start_after_trust = True  # the frozen prompt depends on the answer
     elif args.resume is None:
         runtime.start_new()
     # `-r` without an id leaves the session unset: the TUI opens the picker.
-    return runtime

@@ -7,8 +7,12 @@ prints `LISTENING <port>` and serves until killed).
 Endpoints:
   POST /v1/messages           Anthropic Messages (SSE with `event:` lines when "stream": true)
   POST /v1/chat/completions   OpenAI Chat Completions (SSE `data:` chunks, `data: [DONE]`)
+  GET  /v1/models             the model list, in the Anthropic shape when the request carries
+                              `anthropic-version`, else the OpenAI shape; 404 when the list is
+                              None (a server without one). `FakeServer(models=[...])`.
   GET  /_requests             every request received so far, as JSON
   POST /_script               replace the script (a JSON list or {"script": [...]}), reset cursor
+  POST /_models               replace the model list (a JSON list, or null for none)
   DELETE /_requests           forget the recorded requests
 
 Each model request first passes validation (rules the real APIs enforce that Peri must respect); an
@@ -35,6 +39,17 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
   {"error_event": "overloaded_error"}             an in-stream error event after `cut_after`
                                                   events (default 1)
   {"delay": 0.05}                                 seconds to sleep before each event
+  {"when": "task one", ...}                       only for a request whose first user message
+                                                  contains "task one" (concurrent SubAgents each
+                                                  take their own items, in order)
+  {"invalid_json_at": K}                          a `data:` line of broken JSON before event K
+                                                  (the rest of the stream follows); with
+                                                  "bad_data": "42" that line holds "42" instead
+  {"no_usage": true}                              report no usage at all (OpenAI: no usage chunk
+                                                  even when asked; Anthropic: none in
+                                                  message_start / message_delta)
+  {"quirks": ["no_index", ...]}                   OpenAI only: stream the way real compatible
+                                                  servers do (see OPENAI_QUIRKS)
 
 An item with no content key replies "ok"; so does every request once the script is exhausted.
 Events counted by `cut_after` include Anthropic's `ping` and OpenAI's first role chunk.
@@ -77,6 +92,21 @@ _OPENAI_STOP = {
     "refusal": "content_filter",
 }
 _CONTENT_KEYS = ("text", "thinking", "redacted_thinking", "tool_calls")
+DEFAULT_MODELS = ["claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101", "gpt-4.1", "fake-model"]
+BROKEN_JSON = '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_de'
+
+# How OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LiteLLM, Gemini) bend the stream format.
+OPENAI_QUIRKS = {
+    "no_index": "tool-call deltas carry no `index`; continuations carry an empty id (Gemini)",
+    "index_zero": "every tool call uses index 0, each with its own id (Gemini via proxies)",
+    "object_arguments": "each call arrives whole in one chunk, `arguments` a JSON object",
+    "split_name": "the tool name is split across two chunks",
+    "repeat_name": "the full tool name is repeated on every argument chunk",
+    "second_choice": "a second choice (`index: 1`) streams its own text alongside choice 0",
+    "duplicate_ids": "every tool call has the id `call_0`, in every reply",
+    "no_ids": "tool calls carry no id",
+    "finish_stop": 'the reply finishes with "stop" even when it called tools',
+}
 
 
 class _Cut(Exception):
@@ -117,6 +147,8 @@ def _check_block(where: str, role: str, block: Any) -> str | None:
         return f"{where}: a block of type `{kind}` is not allowed in a `{role}` message"
     if kind == "text" and not (isinstance(block.get("text"), str) and block["text"]):
         return f"{where}: text content blocks must be non-empty"
+    if kind == "text" and not block["text"].strip():
+        return f"{where}: text content blocks must contain non-whitespace text"
     if kind == "thinking":
         if not isinstance(block.get("thinking"), str):
             return f"{where}.thinking: Field required"
@@ -161,6 +193,7 @@ def validate_anthropic(body: Any) -> str | None:  # noqa: C901, PLR0912
             if not (isinstance(block, dict) and block.get("type") == "text" and block.get("text")):
                 return f"system.{i}: system blocks must be non-empty text blocks"
     previous_tool_ids: list[str] = []
+    seen_tool_ids: set[str] = set()
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ("user", "assistant"):
@@ -196,6 +229,10 @@ def validate_anthropic(body: Any) -> str | None:  # noqa: C901, PLR0912
             previous_tool_ids = []
         else:
             previous_tool_ids = [b["id"] for b in blocks if b["type"] == "tool_use"]
+            for tool_id in previous_tool_ids:
+                if tool_id in seen_tool_ids:
+                    return f"messages.{i}: `tool_use` ids must be unique: {tool_id}"
+                seen_tool_ids.add(tool_id)
     if previous_tool_ids:
         return (
             f"messages.{len(messages) - 1}: `tool_use` ids were found without `tool_result` "
@@ -204,6 +241,21 @@ def validate_anthropic(body: Any) -> str | None:  # noqa: C901, PLR0912
     found = _count_cache_control([system, messages, body.get("tools")])
     if found > 4:
         return f"A maximum of 4 blocks with cache_control may be provided. Found {found}."
+    return None
+
+
+def _check_openai_calls(i: int, calls: list[Any], seen_ids: set[str]) -> str | None:
+    """String arguments, and an id on every call that no earlier call in the request used."""
+    for call in calls:
+        function = call.get("function") or {}
+        if not isinstance(function.get("arguments"), str):
+            return f"messages[{i}].tool_calls: function.arguments must be a string"
+        call_id = call.get("id")
+        if not (isinstance(call_id, str) and call_id):
+            return f"messages[{i}].tool_calls: each tool call needs an id"
+        if call_id in seen_ids:
+            return f"messages[{i}].tool_calls: duplicate tool call id {call_id}"
+        seen_ids.add(call_id)
     return None
 
 
@@ -217,6 +269,7 @@ def validate_openai(body: Any) -> str | None:
     if not isinstance(messages, list) or not messages:
         return "'messages' must contain at least one message"
     pending: list[str] = []
+    seen_ids: set[str] = set()
     for i, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         if role not in ("system", "developer", "user", "assistant", "tool"):
@@ -240,10 +293,9 @@ def validate_openai(body: Any) -> str | None:
             calls = message.get("tool_calls") or []
             if not calls and not message.get("content"):
                 return f"messages[{i}]: an assistant message needs content or tool_calls"
-            for call in calls:
-                function = call.get("function") or {}
-                if not isinstance(function.get("arguments"), str):
-                    return f"messages[{i}].tool_calls: function.arguments must be a string"
+            error = _check_openai_calls(i, calls, seen_ids)
+            if error:
+                return error
             pending = [call.get("id") for call in calls]
     if pending:
         return (
@@ -257,9 +309,23 @@ def validate_openai(body: Any) -> str | None:
 # --- the server ---------------------------------------------------------------------------------
 
 
+def _first_user_text(body: Any) -> str:
+    """The text of a request's first user message, in either wire format."""
+    for message in body.get("messages", []) if isinstance(body, dict) else []:
+        if isinstance(message, dict) and message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, list):
+                return "".join(b.get("text", "") for b in content if isinstance(b, dict))
+            return ""
+    return ""
+
+
 class _State:
-    def __init__(self, script: list[dict[str, Any]] | None) -> None:
+    def __init__(self, script: list[dict[str, Any]] | None, models: list[str] | None) -> None:
         self.lock = threading.Lock()
+        self.models = models
         self.script: list[dict[str, Any]] = []
         self.served = 0  # how often the current status item has been answered
         self.requests: list[dict[str, Any]] = []
@@ -271,10 +337,20 @@ class _State:
             self.script = [dict(copy.deepcopy(item)) for item in script]
             self.served = 0
 
-    def next_item(self) -> dict[str, Any]:
+    def next_item(self, first_text: str = "") -> dict[str, Any]:
         with self.lock:
             if not self.script:
                 return {}
+            # An item with "when" is for requests whose first user message contains that text
+            # (SubAgents run concurrently: each takes its own items, in order).
+            index = next(
+                (i for i, it in enumerate(self.script) if it.get("when", "") in first_text),
+                None,
+            )
+            if index is None:
+                return {}
+            if index:
+                return self.script.pop(index)
             item = self.script[0]
             if "status" in item:
                 self.served += 1
@@ -364,10 +440,13 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routes --
 
     def do_GET(self) -> None:
-        if self.path == "/_requests":
+        path = self.path.split("?")[0]
+        if path == "/_requests":
             with self.server.state.lock:
                 snapshot = list(self.server.state.requests)
             self._send_json(200, snapshot)
+        elif path.endswith("/models"):
+            self._models()
         else:
             self._send_json(404, {"error": {"type": "not_found_error", "message": "not found"}})
 
@@ -389,6 +468,13 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.server.state.set_script(script)
             self._send_json(200, {"ok": True, "items": len(script)})
+        elif path == "/_models":
+            if not (body is None or isinstance(body, list)):
+                self._send_json(400, {"error": "the models must be a JSON list or null"})
+                return
+            with self.server.state.lock:
+                self.server.state.models = body
+            self._send_json(200, {"ok": True})
         elif path.endswith("/messages"):
             self._model_call(body, anthropic=True)
         elif path.endswith("/chat/completions"):
@@ -397,13 +483,40 @@ class _Handler(BaseHTTPRequestHandler):
             self._record(body, 404)
             self._send_json(404, {"error": {"type": "not_found_error", "message": "not found"}})
 
+    def _models(self) -> None:
+        """The model list in the shape of the API that asked (Anthropic sends its version)."""
+        with self.server.state.lock:
+            models = self.server.state.models
+        anthropic = "anthropic-version" in {k.lower() for k in self.headers}
+        self._record(None, 404 if models is None else 200)
+        if models is None:
+            self._send_error(404, "not found", anthropic=anthropic)
+        elif anthropic:
+            data = [
+                {
+                    "type": "model",
+                    "id": name,
+                    "display_name": name,
+                    "created_at": "2025-01-01T00:00:00Z",
+                }
+                for name in models
+            ]
+            first, last = (models[0], models[-1]) if models else (None, None)
+            page = {"data": data, "has_more": False, "first_id": first, "last_id": last}
+            self._send_json(200, page)
+        else:
+            data = [
+                {"id": name, "object": "model", "created": 0, "owned_by": "fake"} for name in models
+            ]
+            self._send_json(200, {"object": "list", "data": data})
+
     def _model_call(self, body: Any, *, anthropic: bool) -> None:
         error = validate_anthropic(body) if anthropic else validate_openai(body)
         if error:
             self._record(body, 400)
             self._send_error(400, error, anthropic=anthropic)
             return
-        item = self.server.state.next_item()
+        item = self.server.state.next_item(_first_user_text(body))
         if "status" in item:
             status = int(item["status"])
             self._record(body, status)
@@ -544,6 +657,8 @@ class _Reply:
         start = self.anthropic_message()
         start.update(content=[], stop_reason=None)
         start["usage"] = {**self.usage, "output_tokens": 1}
+        if self.item.get("no_usage"):
+            del start["usage"]
         events = [sse("message_start", {"type": "message_start", "message": start})]
         events.append(sse("ping", {"type": "ping"}))
         for index, block in enumerate(self._anthropic_blocks()):
@@ -582,22 +697,24 @@ class _Reply:
                 data = {"type": "content_block_delta", "index": index, "delta": delta}
                 events.append(sse("content_block_delta", data))
             events.append(sse("content_block_stop", {"type": "content_block_stop", "index": index}))
-        events.append(
-            sse(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": self.stop_reason, "stop_sequence": None},
-                    "usage": {"output_tokens": self.usage["output_tokens"]},
-                },
-            )
-        )
+        closing: dict[str, Any] = {
+            "type": "message_delta",
+            "delta": {"stop_reason": self.stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": self.usage["output_tokens"]},
+        }
+        if self.item.get("no_usage"):
+            del closing["usage"]
+        events.append(sse("message_delta", closing))
         events.append(sse("message_stop", {"type": "message_stop"}))
         if self.item.get("error_event"):
             kind = str(self.item["error_event"])
             error = {"type": kind, "message": _ANTHROPIC_MESSAGES.get(kind, kind)}
             at = int(self.item.get("cut_after", 1))
             events = [*events[:at], sse("error", {"type": "error", "error": error})]
+        if self.item.get("invalid_json_at") is not None:
+            at = int(self.item["invalid_json_at"])
+            bad = self.item.get("bad_data", BROKEN_JSON)
+            events.insert(at, f"event: content_block_delta\ndata: {bad}\n\n".encode())
         yield from events
 
     # -- OpenAI --
@@ -618,14 +735,18 @@ class _Reply:
         }
 
     def _openai_calls(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "id": f"call_fake_{n:04d}",
+        quirks = set(self.item.get("quirks") or [])
+        calls = []
+        for name, arguments, n in self.calls:
+            call: dict[str, Any] = {
+                "id": "call_0" if "duplicate_ids" in quirks else f"call_fake_{n:04d}",
                 "type": "function",
                 "function": {"name": name, "arguments": arguments},
             }
-            for name, arguments, n in self.calls
-        ]
+            if "no_ids" in quirks:
+                del call["id"]
+            calls.append(call)
+        return calls
 
     def openai_message(self) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": self.text}
@@ -651,41 +772,84 @@ class _Reply:
     def openai_events(self) -> Iterator[bytes]:
         ident = f"chatcmpl-fake-{self.state.next_id()}"
         created = int(time.time())
+        quirks = set(self.item.get("quirks") or [])
+        unknown = quirks - set(OPENAI_QUIRKS)
+        if unknown:
+            raise ValueError(f"unknown quirks: {sorted(unknown)}")
+
+        def choice(delta: dict[str, Any], finish: str | None = None, index: int = 0) -> Any:
+            return {"index": index, "delta": delta, "logprobs": None, "finish_reason": finish}
 
         def chunk(delta: dict[str, Any] | None, finish: str | None = None, **extra: Any) -> bytes:
-            data: dict[str, Any] = {
+            choices = [] if delta is None else [choice(delta, finish)]
+            if delta is not None and "second_choice" in quirks and ("content" in delta or finish):
+                choices.append(choice({"content": "SECOND "} if not finish else {}, finish, 1))
+            return raw({"choices": choices, **extra})
+
+        def raw(fields: dict[str, Any]) -> bytes:
+            data = {
                 "id": ident,
                 "object": "chat.completion.chunk",
                 "created": created,
                 "model": self.model,
-                "choices": []
-                if delta is None
-                else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-                **extra,
+                **fields,
             }
             return f"data: {json.dumps(data)}\n\n".encode()
 
         events = [chunk({"role": "assistant", "content": ""})]
         for piece in _pieces(self.item.get("thinking") or "") if self.item.get("thinking") else []:
             events.append(chunk({"reasoning_content": piece}))
+        if "second_choice" in quirks:  # a chunk that holds only the second choice
+            events.append(raw({"choices": [choice({"content": "ONLY-SECOND "}, None, 1)]}))
         for piece in _pieces(self.text) if self.text else []:
             events.append(chunk({"content": piece}))
         for index, call in enumerate(self._openai_calls()):
-            head = {**call, "index": index, "function": {**call["function"], "arguments": ""}}
-            events.append(chunk({"tool_calls": [head]}))
-            for piece in _json_pieces(call["function"]["arguments"]):
-                events.append(
-                    chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-                )
-        events.append(chunk({}, _OPENAI_STOP.get(self.stop_reason, "stop")))
-        if (self.request.get("stream_options") or {}).get("include_usage"):
+            events.extend(chunk({"tool_calls": [d]}) for d in _call_deltas(call, index, quirks))
+        stop = "end_turn" if "finish_stop" in quirks else self.stop_reason
+        events.append(chunk({}, _OPENAI_STOP.get(stop, "stop")))
+        asked = (self.request.get("stream_options") or {}).get("include_usage")
+        if asked and not self.item.get("no_usage"):
             events.append(chunk(None, usage=self._openai_usage()))
         events.append(b"data: [DONE]\n\n")
         if self.item.get("error_event"):
             error = {"message": str(self.item["error_event"]), "type": "server_error"}
             at = int(self.item.get("cut_after", 1))
             events = [*events[:at], f"data: {json.dumps({'error': error})}\n\n".encode()]
+        if self.item.get("invalid_json_at") is not None:
+            at = int(self.item["invalid_json_at"])
+            bad = self.item.get("bad_data", BROKEN_JSON)
+            events.insert(at, f"data: {bad}\n\n".encode())
         yield from events
+
+
+def _call_deltas(call: dict[str, Any], index: int, quirks: set[str]) -> list[dict[str, Any]]:
+    """The tool-call deltas of one call, as a server with `quirks` streams them."""
+    name = call["function"]["name"]
+    arguments = call["function"]["arguments"]
+
+    def delta(**fields: Any) -> dict[str, Any]:
+        if "no_index" not in quirks:
+            fields["index"] = 0 if "index_zero" in quirks else index
+        return fields
+
+    head = {k: v for k, v in call.items() if k != "function"}
+    if "object_arguments" in quirks:
+        try:
+            value: Any = json.loads(arguments)
+        except ValueError:
+            value = arguments
+        return [delta(**head, function={"name": name, "arguments": value})]
+    first = name[: len(name) // 2] if "split_name" in quirks and len(name) > 1 else name
+    out = [delta(**head, function={"name": first, "arguments": ""})]
+    if first != name:
+        out.append(delta(function={"name": name[len(first) :]}))
+    for piece in _json_pieces(arguments):
+        function = {"arguments": piece}
+        if "repeat_name" in quirks:
+            function = {"name": name, **function}
+        empty = {"id": "", "type": ""} if "no_index" in quirks else {}
+        out.append(delta(**empty, function=function))
+    return out
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -704,9 +868,14 @@ class FakeServer:
     """
 
     def __init__(
-        self, script: list[dict[str, Any]] | None = None, *, port: int = 0, host: str = "127.0.0.1"
+        self,
+        script: list[dict[str, Any]] | None = None,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        models: list[str] | None = DEFAULT_MODELS,
     ) -> None:
-        self._state = _State(script)
+        self._state = _State(script, None if models is None else list(models))
         self._server = _HTTPServer((host, port), self._state)
         self._thread: threading.Thread | None = None
         self.host = host
@@ -737,6 +906,11 @@ class FakeServer:
     def set_script(self, script: list[dict[str, Any]]) -> None:
         self._state.set_script(script)
 
+    def set_models(self, models: list[str] | None) -> None:
+        """What `GET /v1/models` answers; None makes it a 404 (a server with no list)."""
+        with self._state.lock:
+            self._state.models = None if models is None else list(models)
+
     def start(self) -> FakeServer:
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
@@ -761,9 +935,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--script", type=Path, help="a JSON file holding a list of script items")
+    parser.add_argument(
+        "--models", help="comma-separated model list for GET /v1/models; 'none' for a 404"
+    )
     args = parser.parse_args(argv)
     script = json.loads(args.script.read_text()) if args.script else []
-    server = FakeServer(script, port=args.port, host=args.host)
+    models = DEFAULT_MODELS
+    if args.models is not None:
+        models = None if args.models == "none" else [m for m in args.models.split(",") if m]
+    server = FakeServer(script, port=args.port, host=args.host, models=models)
     print(f"LISTENING {server.port}", flush=True)
     try:
         server.serve_forever()

@@ -187,12 +187,98 @@ def test_control_endpoints() -> None:
     assert recorded[0]["body"]["messages"] == [USER]
 
 
+def get(url: str, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+def test_model_list_in_both_shapes_and_configurable() -> None:
+    with FakeServer(models=["m1", "m2"]) as srv:
+        _, openai_page = get(f"{srv.openai_url}/models")
+        _, anthropic_page = get(f"{srv.url}/v1/models", {"anthropic-version": "2023-06-01"})
+        srv.set_models(None)
+        missing, _ = get(f"{srv.openai_url}/models")
+        post(f"{srv.url}/_models", ["m3"])
+        _, later = get(f"{srv.openai_url}/models")
+    assert openai_page["object"] == "list"
+    assert [m["id"] for m in openai_page["data"]] == ["m1", "m2"]
+    assert anthropic_page["has_more"] is False and anthropic_page["last_id"] == "m2"
+    assert [m["type"] for m in anthropic_page["data"]] == ["model", "model"]
+    assert missing == 404 and [m["id"] for m in later["data"]] == ["m3"]
+
+
+def openai_stream(srv: FakeServer, include_usage: bool = True) -> list[Any]:
+    body = {
+        "model": "m",
+        "messages": [USER],
+        "stream": True,
+        "stream_options": {"include_usage": include_usage},
+    }
+    _, _, text = post(f"{srv.openai_url}/chat/completions", body)
+    return [data for _, data in sse(text)]
+
+
+def test_openai_quirks_shape_the_stream() -> None:
+    calls = [{"name": "Read", "input": {"p": 1}}, {"name": "Bash", "input": {}}]
+    script = [
+        {"tool_calls": calls, "quirks": ["no_index", "duplicate_ids", "split_name"]},
+        {"tool_calls": calls, "quirks": ["object_arguments", "finish_stop"], "no_usage": True},
+        {"text": "a b", "quirks": ["second_choice"]},
+    ]
+    with FakeServer(script) as srv:
+        split = openai_stream(srv)
+        whole = openai_stream(srv)
+        two = openai_stream(srv)
+    deltas = [c["choices"][0]["delta"]["tool_calls"][0] for c in split[1:-3]]
+    assert all("index" not in d for d in deltas)
+    assert [d["function"].get("name") for d in deltas[:2]] == ["Re", "ad"]
+    assert {d.get("id") for d in deltas} == {"call_0", "", None}
+    objects = [c["choices"][0]["delta"]["tool_calls"][0] for c in whole[1:3]]
+    assert objects[0]["function"]["arguments"] == {"p": 1}
+    assert whole[-2]["choices"][0]["finish_reason"] == "stop"  # and no usage chunk
+    assert any(c["choices"] and c["choices"][0]["index"] == 1 for c in two[:-1])
+
+
+@pytest.mark.parametrize("quirk", ["duplicate_ids", "no_ids"])
+def test_openai_validation_rejects_duplicate_or_missing_call_ids(quirk: str) -> None:
+    call = {"type": "function", "function": {"name": "R", "arguments": "{}"}, "id": "c1"}
+    if quirk == "no_ids":
+        del call["id"]
+    calls = [call, {**call, "id": "c2"}] if quirk == "no_ids" else [call, call]
+    messages = [
+        USER,
+        {"role": "assistant", "content": None, "tool_calls": calls},
+        *({"role": "tool", "tool_call_id": c.get("id"), "content": "x"} for c in calls),
+    ]
+    with FakeServer() as srv:
+        status, _, text = post(
+            f"{srv.openai_url}/chat/completions", {"model": "m", "messages": messages}
+        )
+    assert status == 400 and "id" in json.loads(text)["error"]["message"]
+
+
+def test_broken_json_line_is_inserted() -> None:
+    with FakeServer([{"text": "a b", "invalid_json_at": 1}]) as srv:
+        body = {"model": "m", "messages": [USER], "stream": True}
+        _, _, text = post(f"{srv.openai_url}/chat/completions", body)
+    lines = [line for line in text.split("\n") if line.startswith("data: ")]
+    assert (
+        lines[1].startswith('data: {"type": "content_block_delta"') and lines[-1] == "data: [DONE]"
+    )
+    with pytest.raises(ValueError):
+        json.loads(lines[1][6:])
+
+
 def test_runs_as_a_subprocess(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"text": "from a file"}]))
     server = Path(__file__).with_name("fakeserver.py")
     proc = subprocess.Popen(
-        [sys.executable, str(server), "--port", "0", "--script", str(script)],
+        [sys.executable, str(server), "--port", "0", "--script", str(script), "--models", "x,y"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -205,6 +291,7 @@ def test_runs_as_a_subprocess(tmp_path: Path) -> None:
         assert json.loads(text)["content"][0]["text"] == "from a file"
         with urllib.request.urlopen(f"{url}/_requests", timeout=5) as response:
             assert len(json.loads(response.read())) == 1
+        assert [m["id"] for m in get(f"{url}/v1/models")[1]["data"]] == ["x", "y"]
     finally:
         proc.terminate()
         proc.wait(timeout=5)

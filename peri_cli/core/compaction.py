@@ -14,7 +14,7 @@ from peri_cli.core.events import (
     Event,
     TurnEnded,
 )
-from peri_cli.core.messages import Message, user_text
+from peri_cli.core.messages import Message, Usage, user_text
 from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, plan_micro
 from peri_cli.core.models import context_window
 from peri_cli.core.pressure import Pressure, _last_usage, measure_pressure, token_bound
@@ -386,7 +386,8 @@ class Compactor:
             if completed is None:
                 failure.append("the summary request ended without a reply")
                 return
-            agent.usage_total = agent.usage_total + completed.usage
+            usage = completed.usage or Usage()  # TODO(lead): estimate
+            agent.usage_total = agent.usage_total + usage
             if completed.stop_reason != "end_turn":
                 failure.append(
                     f"the summary did not finish normally (stop reason {completed.stop_reason})"

@@ -18,11 +18,12 @@ class TurnStarted:
 
 @dataclass(frozen=True)
 class AssistantMessage:
-    """A complete reply, committed to the transcript with its tool results."""
+    """A complete reply. Its tool calls run next; it is committed with their results."""
 
     message: Message
     usage: Usage
     stop_reason: str
+    estimated: bool = False  # the provider reported no usage; `usage` is Peri's count
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class PermissionRequested:
     input: dict[str, Any]
     reason: str
     future: asyncio.Future[PermissionAnswer] = field(repr=False)
+    agent: str | None = None  # the SubAgent asking (its label), None for the main agent
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,11 @@ The rules are PRODUCT.md §3: the working directory only (no parent walk), the f
 candidate wins, `CLAUDE.local.md` is appended, only `CLAUDE*` guides expand imports (at most 3
 levels), and the combined text is cut to a byte budget with a visible note. Nothing here raises on a
 bad file: problems become warnings for the caller to show.
+
+Project guides are repository files: they, their imports and the project's `guides.extra_paths`
+must resolve inside the workspace after symlinks. One outside is left unread (an import stays as
+written) and listed in `GuideResult.outside`, for the trust question; only a trusted workspace reads
+it (`allow_outside`). User-level guides and the user's extra paths may live anywhere.
 """
 
 from __future__ import annotations
@@ -13,9 +18,17 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from peri_cli.core.safe_read import SafeReadError, is_inside, read_text
+from peri_cli.core.textsafe import visible
 
 MAX_IMPORT_DEPTH = 3
 DEFAULT_BUDGET_BYTES = 40_000
+MAX_GUIDE_FILE_BYTES = 1 << 20  # per file; the combined text is cut to the budget anyway
+# All the imports of one guide together: a guide importing one big file ten thousand times (or a
+# diamond three levels deep) must not read gigabytes only to be cut to the budget.
+MAX_IMPORTED_CHARS = 4 << 20
 
 PROJECT_CANDIDATES = ("AGENTS.md", "CLAUDE.md", ".claude/AGENTS.md")
 USER_GUIDE = ".claude/AGENTS.md"
@@ -35,42 +48,50 @@ class GuideReadError(Exception):
 
 
 @dataclass(frozen=True)
+class OutsidePath:
+    """A project guide path or import that resolves outside the workspace, left unread."""
+
+    written: str  # as the file or setting wrote it
+    resolved: Path
+    source: str  # who names it: the importing guide (for a guide file or extra path: itself)
+    kind: Literal["guide", "extra_path", "import"] = "import"
+
+    def describe(self) -> str:
+        return f"{self.written} -> {self.resolved}"
+
+
+@dataclass(frozen=True)
 class Expansion:
-    """Expanded text, the files pulled in (in order) and the problems met."""
+    """Expanded text, the files pulled in (in order), the problems met, the imports not read
+    because they lead outside the workspace."""
 
     text: str
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    outside: list[OutsidePath] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class GuideResult:
-    """The combined guide text for the frozen prompt, every file it came from, what went wrong."""
+    """The combined guide text for the frozen prompt, every file it came from, what went wrong,
+    and the project paths left unread because they resolve outside the workspace."""
 
     text: str
     files: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    outside: list[OutsidePath] = field(default_factory=list)
 
 
 def read_guide_file(path: Path) -> str:
-    """Read a guide as UTF-8 text; GuideReadError for a missing, unreadable or binary file."""
+    """Read a guide as UTF-8 text; GuideReadError for a missing, unreadable, special (a FIFO, a
+    device), oversized or binary file."""
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError) as e:
-        raise GuideReadError("file not found", missing=True) from e
-    except IsADirectoryError as e:
-        raise GuideReadError("is a directory, not a file") from e
-    except PermissionError as e:
-        raise GuideReadError("permission denied") from e
-    except OSError as e:
-        raise GuideReadError(f"cannot read ({e.strerror or e})") from e
-    if b"\x00" in data:
-        raise GuideReadError("binary file (contains NUL bytes)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise GuideReadError("binary file (not valid UTF-8)") from e
-    return text.removeprefix("\ufeff")
+        return read_text(path, max_bytes=MAX_GUIDE_FILE_BYTES)
+    except SafeReadError as e:
+        reason = e.reason
+        if e.problem == "not_text" and not reason.startswith("binary"):
+            reason = f"binary file ({reason})"
+        raise GuideReadError(reason, missing=e.missing) from e
 
 
 def expand_imports(
@@ -81,6 +102,8 @@ def expand_imports(
     home: Path | None = None,
     max_depth: int = MAX_IMPORT_DEPTH,
     label: Callable[[Path], str] = str,
+    may_read: Callable[[Path], bool] | None = None,
+    max_imported_chars: int = MAX_IMPORTED_CHARS,
 ) -> Expansion:
     """Expand `<!-- @import path -->` in `text`, which was read from the file `source`.
 
@@ -88,21 +111,38 @@ def expand_imports(
     in `text` are level 1; a directive deeper than `max_depth`, one that closes a cycle, or one
     whose file cannot be read is left exactly as written and reported once. Paths are relative to
     the importing file's directory; a leading `~` means `home` (the real home directory if None).
+    A target `may_read` refuses (one outside the workspace) is left as written and listed in
+    `outside`, without a warning: the caller reports those together. Once the imports read add up
+    to `max_imported_chars`, the remaining directives are left as written.
     """
     files: list[Path] = []
     warnings: list[str] = []
+    outside: list[OutsidePath] = []
     root = _normalize(source)
+    imported = 0
 
     def expand(body: str, importer: Path, depth: int, chain: frozenset[Path]) -> str:
         def replace(match: re.Match[str]) -> str:
+            nonlocal imported
             directive = match.group(0)
             where = f"{label(importer)}: {directive}"
             if depth > max_depth:
                 warnings.append(f"{where}: nested deeper than {max_depth} levels; left as written")
                 return directive
             target = _resolve(match.group("path"), importer.parent, home)
+            if may_read is not None and not may_read(target):
+                found = OutsidePath(match.group("path"), _real(target), label(importer))
+                if found not in outside:
+                    outside.append(found)
+                return directive
             if target in chain:
                 warnings.append(f"{where}: import cycle back to {label(target)}; left as written")
+                return directive
+            if imported >= max_imported_chars:
+                warnings.append(
+                    f"{label(root)}: imports add up to more than {max_imported_chars} characters; "
+                    "the rest are left as written"
+                )
                 return directive
             try:
                 content = read(target)
@@ -112,6 +152,7 @@ def expand_imports(
             except OSError as e:
                 warnings.append(f"{where}: {label(target)}: {_os_reason(e)}; left as written")
                 return directive
+            imported += len(content)
             if target not in files:
                 files.append(target)
             return expand(content, target, depth + 1, chain | {target}).rstrip("\n")
@@ -119,7 +160,7 @@ def expand_imports(
         return IMPORT_RE.sub(replace, body)
 
     expanded = expand(text, root, 1, frozenset({root}))
-    return Expansion(expanded, files, _unique(warnings))
+    return Expansion(expanded, files, _unique(warnings), outside)
 
 
 def discover_guides(
@@ -127,49 +168,74 @@ def discover_guides(
     *,
     home: Path,
     extra_paths: Sequence[Path] = (),
+    project_paths: Sequence[Path] = (),
     budget_bytes: int = DEFAULT_BUDGET_BYTES,
     read: Callable[[Path], str] = read_guide_file,
+    allow_outside: bool = False,
 ) -> GuideResult:
     """Find the project guide for `workspace` and build the guide text for the frozen prompt.
 
-    `extra_paths` (from `guides.extra_paths`) may start with `~` (meaning `home`) or be relative to
-    the workspace.
+    `extra_paths` (the user's `guides.extra_paths`) and `project_paths` (the same setting from a
+    project file) may start with `~` (meaning `home`) or be relative to the workspace. Project
+    files — the candidates in the workspace, `project_paths`, and everything they import — are
+    read only when they resolve inside the workspace, or with `allow_outside` (a trusted
+    workspace); the others are listed in `outside`.
     """
     workspace = _normalize(workspace)
     label = _labeller(workspace, home)
-    candidates = [workspace / name for name in PROJECT_CANDIDATES]
-    candidates.append(_normalize(home / USER_GUIDE))
-    candidates.extend(_resolve(str(p), workspace, home) for p in extra_paths)
+    # (path, confined to the workspace, as written), in the order they are tried
+    candidates: list[tuple[Path, bool, str | None]] = [
+        (workspace / name, True, None) for name in PROJECT_CANDIDATES
+    ]
+    candidates.append((_normalize(home / USER_GUIDE), False, None))
+    candidates.extend((_resolve(str(p), workspace, home), False, None) for p in extra_paths)
+    candidates.extend((_resolve(str(p), workspace, home), True, str(p)) for p in project_paths)
 
     sections: list[tuple[Path, str]] = []
     files: list[Path] = []
     warnings: list[str] = []
+    outside: list[OutsidePath] = []
 
-    def load(path: Path, text: str) -> None:
+    def may_read(path: Path) -> bool:
+        # A missing path is let through, so it is reported as missing like any other.
+        return allow_outside or is_inside(path, workspace) or not os.path.exists(path)
+
+    def load(path: Path, text: str, confined: bool) -> None:
         files.append(path)
         # Only CLAUDE* guides expand imports; AGENTS.md (and any other name) is taken verbatim.
         if path.name.startswith("CLAUDE"):
-            expansion = expand_imports(text, path, read, home=home, label=label)
+            expansion = expand_imports(
+                text, path, read, home=home, label=label, may_read=may_read if confined else None
+            )
             text = expansion.text
             files.extend(f for f in expansion.files if f not in files)
             warnings.extend(expansion.warnings)
+            outside.extend(o for o in expansion.outside if o not in outside)
         if text.strip():
             sections.append((path, text))
 
-    for path in candidates:
-        # A candidate that exists but cannot be used (binary, a directory, no permission) gives no
-        # rules, so it must not block the rest of the list: _read reports it and we try the next.
-        text = _read(path, read, label, warnings)
+    def usable(path: Path, confined: bool, setting: str | None) -> str | None:
+        if confined and not may_read(path):
+            written = setting if setting is not None else label(path)
+            kind: Literal["guide", "extra_path"] = "extra_path" if setting else "guide"
+            outside.append(OutsidePath(written, _real(path), label(path), kind))
+            return None
+        return _read(path, read, label, warnings)
+
+    for path, confined, setting in candidates:
+        # A candidate that exists but cannot be used (binary, a directory, no permission, outside
+        # the workspace) gives no rules, so it must not block the rest of the list.
+        text = usable(path, confined, setting)
         if text is not None:
             # The first usable candidate is the guide, even when empty: an empty AGENTS.md still
             # means "this project has a guide", so the user-level fallback does not apply.
-            load(path, text)
+            load(path, text, confined)
             break
 
     local = workspace / LOCAL_GUIDE
-    local_text = _read(local, read, label, warnings)
+    local_text = usable(local, True, None)
     if local_text is not None and local_text.strip():
-        load(local, local_text)
+        load(local, local_text, True)
 
     combined = "\n\n".join(f"# Guide: {label(p)}\n\n{_trim_blank_edges(t)}" for p, t in sections)
     if combined:
@@ -177,7 +243,7 @@ def discover_guides(
     combined, cut_warning = cut_to_budget(combined, budget_bytes)
     if cut_warning:
         warnings.append(cut_warning)
-    return GuideResult(combined, files, _unique(warnings))
+    return GuideResult(combined, files, _unique(warnings), outside)
 
 
 def cut_to_budget(text: str, budget_bytes: int) -> tuple[str, str | None]:
@@ -227,6 +293,10 @@ def _resolve(raw: str, base_dir: Path, home: Path | None) -> Path:
     return _normalize(base_dir / path)
 
 
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
 def _normalize(path: Path) -> Path:
     # Lexical only (no resolve()): keeps the expander pure; depth bounds any symlink loop.
     return Path(os.path.normpath(path))
@@ -260,4 +330,5 @@ def _trim_blank_edges(text: str) -> str:
 
 
 def _unique(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(items))
+    """Each warning once, with control characters from file text made visible."""
+    return [visible(item) for item in dict.fromkeys(items)]

@@ -1,14 +1,30 @@
-"""Time-ordered identifiers (UUIDv7, RFC 9562) for sessions, messages and entries."""
+"""Identifiers: random session ids (UUIDv4) and time-ordered entry ids (UUIDv7, RFC 9562).
+
+Session ids are random so that their first 8 characters tell sessions apart even when they were
+started in the same second (a UUIDv7's first 8 characters are its timestamp)."""
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 import uuid
 
 _lock = threading.Lock()
 _last = 0
+
+
+SESSION_ID = re.compile(r"[0-9a-fA-F][0-9a-fA-F-]{0,35}")
+
+
+def session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def is_session_id(text: str) -> bool:
+    """Text shaped like a session id or a prefix of one: hex digits and dashes, at most 36."""
+    return SESSION_ID.fullmatch(text) is not None
 
 
 def uuid7() -> str:

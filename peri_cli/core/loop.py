@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Literal, Protocol
 
 from peri_cli.core.contributions import ContributionChain, RequestContext
 from peri_cli.core.events import (
@@ -18,12 +20,15 @@ from peri_cli.core.events import (
     TurnEnded,
     TurnStarted,
 )
+from peri_cli.core.extra_tools import Unwrapping
+from peri_cli.core.interruption import TurnProgress, describe_call, interruption_note
 from peri_cli.core.messages import (
     Message,
     TextPart,
     ToolResultPart,
     ToolUsePart,
     Usage,
+    scrub_message,
     user_text,
 )
 from peri_cli.core.permissions import PermissionPolicy
@@ -37,8 +42,18 @@ from peri_cli.core.provider import (
 )
 from peri_cli.core.retry import stream_with_retries
 from peri_cli.core.session import Session
-from peri_cli.core.tools import ToolContext, ToolError, ToolOutput, ToolRegistry, parse_params
-from peri_cli.core.transcript import MessageEntry
+from peri_cli.core.textsafe import scrub_surrogates
+from peri_cli.core.tokens import TokenCounter, default_counter
+from peri_cli.core.tools import (
+    NOTHING,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+    ToolRegistry,
+    Writes,
+)
+from peri_cli.core.transcript import Interruption, MessageEntry
 
 
 class CompactHook(Protocol):
@@ -51,10 +66,24 @@ class CompactHook(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class Denial:
+    """A call the permission step refused (headless reports them)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: dict[str, Any]
+    reason: str
+
+
 @dataclass
 class _Planned:
     use: ToolUsePart
+    tool: Tool | None = None  # what runs: the named tool, or the target of a wrapper call
+    params: Any = None
+    writes: Writes = NOTHING
     output: ToolOutput | None = None  # set when decided without running (error, denial)
+    started: bool = False
 
 
 class Agent:
@@ -70,6 +99,8 @@ class Agent:
         compactor: CompactHook | None = None,
         max_turns: int | None = None,
         max_tokens: int = 8192,
+        tool_ctx: ToolContext | None = None,
+        counter: TokenCounter | None = None,
     ) -> None:
         self.session = session
         self.provider = provider
@@ -81,10 +112,24 @@ class Agent:
         self.max_turns = max_turns
         self.max_tokens = max_tokens
         self.usage_total = Usage()
+        self.usage_estimated = False  # some of usage_total was counted by Peri, not reported
         self.last_usage: Usage | None = None
         self.turns = 0  # model calls in this process
+        self.denials: list[Denial] = []
+        self.last_interruption: str | None = None  # the note recorded for the last turn, if any
+        self.label: str | None = None  # a SubAgent's name, shown on its permission requests
+        # Inputs that arrived while the loop was idle or busy (a background SubAgent's report);
+        # the next Receive takes them all, before the prompt.
+        self.inbox: list[str] = []
+        self._counter = counter
         self._view_cache: tuple[tuple[int, int], list[Message]] | None = None
-        self.tool_ctx = ToolContext(workspace=policy.workspace, session_dir=session.dir)
+        self.tool_ctx = tool_ctx or ToolContext(workspace=policy.workspace, session_dir=session.dir)
+
+    @property
+    def counter(self) -> TokenCounter:
+        if self._counter is None:
+            self._counter = default_counter()
+        return self._counter
 
     def view(self) -> list[Message]:
         """The model's view, projected again only when entries were appended since the last call
@@ -93,6 +138,11 @@ class Agent:
         if self._view_cache is None or self._view_cache[0] != (id(entries), len(entries)):
             self._view_cache = ((id(entries), len(entries)), project(entries))
         return list(self._view_cache[1])
+
+    def can_continue(self) -> bool:
+        """Whether "keep going" has something to answer: the view ends with a user message."""
+        view = self.view()
+        return bool(view) and view[-1].role == "user"
 
     def build_request(self, *, tools: bool = True) -> ModelRequest:
         dynamic = self.chain.render(
@@ -108,33 +158,71 @@ class Agent:
         )
 
     async def run(self, prompt: str | None = None) -> AsyncIterator[Event]:
-        """Receive a prompt (None or empty means "keep going") and loop until the reply is final."""
-        if prompt:
-            self.session.append(MessageEntry(message=user_text(prompt)))
+        """Receive a prompt (None or blank means "keep going") and loop until the reply is final.
+
+        A turn that is cancelled or fails leaves an `Interruption` entry saying what ran."""
+        self.last_interruption = None
+        text = scrub_surrogates(prompt or "")
+        progress = TurnProgress()
+        try:
+            received = [_queued(item) for item in self.inbox]
+            if text.strip():
+                received.append(MessageEntry(message=user_text(text)))
+            if received:
+                self.session.append(*received)
+                self.inbox.clear()
+            async for event in self._turns(progress):
+                if isinstance(event, TurnEnded) and event.reason == "error":
+                    self._record_interruption(progress, "failed", event.error)
+                yield event
+                if isinstance(event, TurnEnded):
+                    return
+        except OSError as e:  # the session file cannot be written (disk full, read-only)
+            yield TurnEnded("error", f"cannot write the session file: {e.strerror or e}")
+        except (asyncio.CancelledError, GeneratorExit):
+            self._record_interruption(progress, "cancelled")
+            raise
+
+    def _record_interruption(
+        self,
+        progress: TurnProgress,
+        reason: Literal["cancelled", "failed"],
+        error: str | None = None,
+    ) -> None:
+        note = interruption_note(progress, reason, error)
+        self.last_interruption = note
+        with contextlib.suppress(OSError):  # a disk that failed the turn may fail this too
+            self.session.append(Interruption(reason=reason, text=note))
+
+    async def _turns(self, progress: TurnProgress) -> AsyncIterator[Event]:
         calls = 0
         while True:
             if self.max_turns is not None and calls >= self.max_turns:
                 yield TurnEnded("max_turns", f"stopped after {calls} model calls (--max-turns)")
                 return
-            stopped = False
             async for event in self._compact():
                 yield event
-                stopped = stopped or isinstance(event, TurnEnded)
-            if stopped:
-                return
+                if isinstance(event, TurnEnded):
+                    return
             calls += 1
             self.turns += 1
             yield TurnStarted(calls)
-            reply: list[MessageCompleted] = []
+            progress.phase = "reply"
+            reply: list[tuple[MessageCompleted, ModelRequest]] = []
             async for event in self._reason(reply):
                 yield event
             if not reply:  # the provider failed; _reason said so
                 return
+            completed, request = reply[0]
+            message, bad_inputs = scrub_message(completed.message)
+            usage, estimated = self._usage_of(completed, request, message)
+            yield AssistantMessage(message, usage, completed.stop_reason, estimated=estimated)
+            progress.phase = "tools"
             results: list[ToolResultPart] = []
-            async for event in self._use_tools(reply[0].message.tool_uses, results):
+            async for event in self._use_tools(message.tool_uses, results, progress, bad_inputs):
                 yield event
-            self._commit(reply[0], results)
-            yield AssistantMessage(reply[0].message, reply[0].usage, reply[0].stop_reason)
+            self._commit(message, usage, estimated, results)
+            progress.reset()
             if not results:
                 yield TurnEnded("done")
                 return
@@ -144,29 +232,48 @@ class Agent:
             async for event in self.compactor.before_request(self):
                 yield event
 
-    async def _reason(self, reply: list[MessageCompleted]) -> AsyncIterator[Event]:
-        """Stream one model call; the completed message lands in `reply`."""
+    async def _reason(
+        self, reply: list[tuple[MessageCompleted, ModelRequest]]
+    ) -> AsyncIterator[Event]:
+        """Stream one model call; the completed message and its request land in `reply`."""
+        request = self.build_request()
         try:
-            async for event in stream_with_retries(self.provider, self.build_request()):
+            async for event in stream_with_retries(self.provider, request):
                 if isinstance(event, MessageCompleted):
-                    reply.append(event)
+                    reply.append((event, request))
                 else:
                     yield event
         except ProviderError as e:
             reply.clear()
             yield TurnEnded("error", str(e))
 
-    def _commit(self, completed: MessageCompleted, results: list[ToolResultPart]) -> None:
+    def _usage_of(
+        self, completed: MessageCompleted, request: ModelRequest, message: Message
+    ) -> tuple[Usage, bool]:
+        """The provider's usage, or Peri's count of the request and reply when it sent none."""
+        usage: Usage | None = completed.usage
+        if usage is not None:
+            return usage, False
+        counted = Usage(
+            input_tokens=_count_request(self.counter, request),
+            output_tokens=self.counter.count_message(message),
+        )
+        return counted, True
+
+    def _commit(
+        self, message: Message, usage: Usage, estimated: bool, results: list[ToolResultPart]
+    ) -> None:
         """The assistant message and all its tool results land together, in one write."""
-        usage = completed.usage
         self.last_usage = usage
         self.usage_total = self.usage_total + usage
+        self.usage_estimated = self.usage_estimated or estimated
         entries = [
             MessageEntry(
-                message=completed.message,
+                message=message,
                 usage=usage,
                 model=self.model,
                 cache_read_share=round(usage.cache_read_share, 4),
+                usage_estimated=estimated,
             )
         ]
         if results:
@@ -174,14 +281,19 @@ class Agent:
         self.session.append(*entries)
 
     async def _use_tools(
-        self, uses: list[ToolUsePart], results: list[ToolResultPart]
+        self,
+        uses: list[ToolUsePart],
+        results: list[ToolResultPart],
+        progress: TurnProgress,
+        bad_inputs: dict[str, str],
     ) -> AsyncIterator[Event]:
-        """Ask permissions one by one, then run the allowed calls concurrently."""
+        """Ask permissions one by one, then run the allowed calls: concurrently, except that a
+        call waits for every earlier call that writes what it writes."""
         if not uses:
             return
         planned = [_Planned(use) for use in uses]
         for item in planned:
-            async for event in self._permit(item):
+            async for event in self._permit(item, bad_inputs.get(item.use.id)):
                 yield event
         for item in planned:
             if item.output is not None:  # refused before running: unknown tool, bad input, denied
@@ -189,31 +301,42 @@ class Agent:
         runnable = [p for p in planned if p.output is None]
         for item in runnable:
             yield ToolCall(item.use.id, item.use.name, item.use.input)
-        tasks = {asyncio.ensure_future(self._call(p)): p for p in runnable}
+        tasks: dict[asyncio.Future[None], _Planned] = {}
+        for item in runnable:
+            before = [t for t, p in tasks.items() if p.writes.conflicts(item.writes)]
+            tasks[asyncio.ensure_future(self._call_after(item, before))] = item
         pending = set(tasks)
         try:
             while pending:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    yield _finished(tasks[task])
+                    item = tasks[task]
+                    progress.finished.append(describe_call(item.use.name, item.use.input))
+                    yield _finished(item)
         finally:  # cancelled: stop every running tool before the cancellation goes on
             for task in pending:
+                item = tasks[task]
+                where = progress.running if item.started else progress.not_started
+                where.append(describe_call(item.use.name, item.use.input))
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
         for item in planned:
             output = item.output or ToolOutput.error("the tool produced no result")
             results.append(
                 ToolResultPart(
-                    tool_use_id=item.use.id, content=list(output.content), is_error=output.is_error
+                    tool_use_id=item.use.id,
+                    content=_clean(output.content),
+                    is_error=output.is_error,
                 )
             )
 
-    async def _permit(self, item: _Planned) -> AsyncIterator[Event]:
+    async def _permit(self, item: _Planned, bad_input: str | None) -> AsyncIterator[Event]:
         tool = self.tools.get(item.use.name)
         if tool is None:
             names = ", ".join(sorted(self.tools.direct))
+            more = " More are available through SearchExtraTools." if self.tools.deferred else ""
             item.output = ToolOutput.error(
-                f"Unknown tool {item.use.name!r}. Available tools: {names}."
+                f"Unknown tool {item.use.name!r}. Available tools: {names}.{more}"
             )
             return
         if RAW_INPUT_KEY in item.use.input and len(item.use.input) == 1:
@@ -222,40 +345,95 @@ class Agent:
                 "matching the tool's input schema."
             )
             return
+        if bad_input is not None:
+            item.output = ToolOutput.error(
+                f"The input for {tool.name} held invalid text (a lone UTF-16 surrogate) in "
+                f"{bad_input}; the call was not run. Send the arguments again as valid Unicode."
+            )
+            return
+        raw = item.use.input
         try:
-            params = parse_params(tool, item.use.input)
-            targets = tool.target_paths(params, self.tool_ctx)
+            if isinstance(tool, Unwrapping):  # permissions are decided on the target
+                tool, raw = await tool.unwrap(raw)
+            item.tool = tool
+            item.params = tool.validate(raw)
+            item.writes = tool.writes(item.params, self.tool_ctx)
+            held = self.tool_ctx.owners.conflict(self.tool_ctx.agent_id, item.writes.paths)
+            if held is not None:
+                raise ToolError(held)
+            decision = self.policy.decide(tool.name, tool.kind, list(item.writes.paths))
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
             return
-        decision = self.policy.decide(tool.name, tool.kind, targets)
+        except Exception as e:  # a path with a NUL byte, a broken tool: the call fails, not Peri
+            item.output = ToolOutput.error(
+                f"Could not check {tool.name} before running it ({type(e).__name__}: {e}); "
+                "the call was not run. Fix the arguments and retry."
+            )
+            return
         answer: PermissionAnswer = "allow" if decision.action == "allow" else "deny"
         if decision.action == "ask":
             future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
-            yield PermissionRequested(tool.name, item.use.input, decision.reason, future)
+            yield PermissionRequested(tool.name, raw, decision.reason, future, agent=self.label)
             answer = await future
             if answer == "allow_session":
                 self.policy.session_allowed.add(tool.name)
-        if answer == "deny":
-            why = decision.reason or "not permitted"
-            item.output = ToolOutput.error(
-                f"Permission denied for {tool.name} ({why}) in permission mode "
-                f"{self.policy.mode!r}. Do not retry the same call; tell the user what you "
-                "wanted to do so they can allow it or change the mode."
-            )
+        if answer != "deny":
+            self.tool_ctx.owners.claim(self.tool_ctx.agent_id, self.label or "", item.writes.paths)
+            return
+        why = decision.reason or "not permitted"
+        self.denials.append(Denial(tool.name, item.use.id, dict(raw), why))
+        item.output = ToolOutput.error(
+            f"Permission denied for {tool.name} ({why}) in permission mode "
+            f"{self.policy.mode!r}. Do not retry the same call; tell the user what you "
+            "wanted to do so they can allow it or change the mode."
+        )
 
-    async def _call(self, item: _Planned) -> None:
-        tool = self.tools.get(item.use.name)
+    async def _call_after(self, item: _Planned, before: list[asyncio.Future[None]]) -> None:
+        """Run one call once the earlier calls that write what it writes have finished."""
+        if before:
+            await asyncio.wait(before)
+        item.started = True
+        tool = item.tool
         assert tool is not None
+        ctx = dataclasses.replace(self.tool_ctx, call_id=item.use.id)
         try:
-            item.output = await tool.call(parse_params(tool, item.use.input), self.tool_ctx)
+            item.output = await tool.call(item.params, ctx)
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
         except Exception as e:  # a tool bug must reach the model as an error, not end the session
             item.output = ToolOutput.error(f"{tool.name} failed: {type(e).__name__}: {e}")
 
 
+ORIGIN_QUEUED = "queued"  # a user-side message Peri queued (a background SubAgent's report)
+
+
+def _queued(text: str) -> MessageEntry:
+    return MessageEntry.model_validate({"message": user_text(text), "origin": ORIGIN_QUEUED})
+
+
+def _count_request(counter: TokenCounter, request: ModelRequest) -> int:
+    """What a request puts into the window, as the counter sees it: system, tools, messages."""
+    tools = [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in request.tools
+    ]
+    base = counter.count_text(request.frozen_system) + counter.count_text(request.dynamic_system)
+    return (
+        base
+        + (counter.count_json(tools) if tools else 0)
+        + counter.count_messages(request.messages)
+    )
+
+
+def _clean(content: list[Any]) -> list[Any]:
+    """Tool output as the transcript can store it (no lone surrogates)."""
+    return [
+        TextPart(text=scrub_surrogates(p.text)) if isinstance(p, TextPart) else p for p in content
+    ]
+
+
 def _finished(item: _Planned) -> ToolFinished:
     output = item.output or ToolOutput.error("the tool produced no result")
     text = "".join(p.text if isinstance(p, TextPart) else "[image]" for p in output.content)
-    return ToolFinished(item.use.id, item.use.name, text, output.is_error)
+    return ToolFinished(item.use.id, item.use.name, scrub_surrogates(text), output.is_error)

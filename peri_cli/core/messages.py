@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from peri_cli.core.textsafe import has_surrogates, scrub_surrogates
+
 
 class _Part(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
@@ -122,3 +124,49 @@ def dump_message(message: Message) -> dict[str, Any]:
 
 def load_message(data: object) -> Message:
     return Message.model_validate(data)
+
+
+def _scrub_value(value: Any, path: str, bad: list[str]) -> Any:
+    """`value` with lone surrogates replaced, recording where they were."""
+    if isinstance(value, str):
+        if has_surrogates(value):
+            bad.append(path or "input")
+            return scrub_surrogates(value)
+        return value
+    if isinstance(value, dict):
+        return {
+            _scrub_value(k, f"{path}.{k!s}".lstrip("."), bad): _scrub_value(
+                v, f"{path}.{k!s}".lstrip("."), bad
+            )
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_scrub_value(v, f"{path}[{i}]", bad) for i, v in enumerate(value)]
+    return value
+
+
+def scrub_message(message: Message) -> tuple[Message, dict[str, str]]:
+    """A message that UTF-8 can encode (lone surrogates from lax JSON become U+FFFD), and the
+    tool calls whose input held one (id -> where), which must not run on altered input."""
+    bad_calls: dict[str, str] = {}
+    parts: list[Any] = []
+    changed = False
+    for part in message.content:
+        new: Any = part
+        if isinstance(part, TextPart) and has_surrogates(part.text):
+            new = TextPart(text=scrub_surrogates(part.text))
+        elif isinstance(part, ThinkingPart) and has_surrogates(part.thinking):
+            new = part.model_copy(update={"thinking": scrub_surrogates(part.thinking)})
+        elif isinstance(part, ToolUsePart):
+            bad: list[str] = []
+            clean = _scrub_value(part.input, "", bad)
+            if bad or has_surrogates(part.name) or has_surrogates(part.id):
+                bad_calls[scrub_surrogates(part.id)] = ", ".join(bad) or "name"
+                new = ToolUsePart(
+                    id=scrub_surrogates(part.id), name=scrub_surrogates(part.name), input=clean
+                )
+        changed = changed or new is not part
+        parts.append(new)
+    if not changed:
+        return message, {}
+    return Message(role=message.role, content=parts), bad_calls

@@ -29,9 +29,13 @@ from peri_cli.core.transcript import (
     ClearMarker,
     CompactBoundary,
     Entry,
+    Interruption,
     MessageEntry,
     ProjectionEntry,
 )
+
+# The origin of a message the view holds in place of an `Interruption` entry.
+ORIGIN_INTERRUPTION = "interruption"
 
 # --- directives -----------------------------------------------------------------------------
 
@@ -328,11 +332,14 @@ def _render_cached(entry: MessageEntry, directives: Sequence[Directive]) -> Mess
 
 
 def visible_entries(entries: Sequence[Entry]) -> list[MessageEntry]:
-    """Message entries after the last /clear and not excluded by a Full-compact boundary."""
+    """Message entries after the last /clear and not excluded by a Full-compact boundary; an
+    interruption is a user-side note in their place."""
     visible: list[MessageEntry] = []
     for entry in entries:
         if isinstance(entry, MessageEntry):
             visible.append(entry)
+        elif isinstance(entry, Interruption):
+            visible.append(interruption_message(entry))
         elif isinstance(entry, ClearMarker):
             visible = []
         elif isinstance(entry, CompactBoundary):
@@ -356,6 +363,25 @@ def active_directives(entries: Sequence[Entry]) -> dict[str, list[Directive]]:
     return by_message
 
 
+_notes: dict[str, MessageEntry] = {}
+
+
+def interruption_message(entry: Interruption) -> MessageEntry:
+    """The note the model reads for an interruption (one object per entry, so counts memoized by
+    identity stay valid across requests)."""
+    note = _notes.get(entry.id)
+    if note is None:
+        note = _notes[entry.id] = MessageEntry.model_validate(
+            {
+                "id": entry.id,
+                "ts": entry.ts,
+                "message": Message(role="user", content=[TextPart(text=entry.text)]),
+                "origin": ORIGIN_INTERRUPTION,
+            }
+        )
+    return note
+
+
 def render(
     visible: Sequence[MessageEntry], directives: Mapping[str, Sequence[Directive]]
 ) -> list[Message]:
@@ -367,12 +393,19 @@ def render(
     return out
 
 
+def _blank(part: Part) -> bool:
+    """A text block with nothing but whitespace: the Anthropic API rejects it, so it never goes."""
+    return isinstance(part, TextPart) and not part.text.strip()
+
+
 def normalize(messages: list[Message]) -> list[Message]:
-    """Make a history the APIs accept: user first, roles alternating, every tool_use answered.
+    """Make a history the APIs accept: user first, roles alternating, every tool_use answered,
+    no blank text blocks.
 
     A user prompt committed before a failed turn leaves two user messages in a row; they merge.
     A tool_use whose results never landed (a torn write) is dropped, as is an orphan tool_result.
-    Messages that need no change are passed through as the same objects.
+    A message left with nothing (say a reply that was only "\n\n") is dropped and its neighbours
+    merge. Messages that need no change are passed through as the same objects.
     """
     paired: list[Message] = []
     for i, original in enumerate(messages):
@@ -392,6 +425,8 @@ def normalize(messages: list[Message]) -> list[Message]:
                 for p in message.content
                 if not isinstance(p, ToolResultPart) or p.tool_use_id in asked
             ]
+        if any(_blank(p) for p in (keep if keep is not None else message.content)):
+            keep = [p for p in (keep if keep is not None else message.content) if not _blank(p)]
         if keep is not None and len(keep) != len(message.content):
             message = Message.model_construct(role=message.role, content=keep)
         if not message.content:
@@ -443,7 +478,7 @@ def _signed(messages: Iterable[Message]) -> set[tuple[str, str, bool]]:
 def _check_part(role: str, part: Part, signed: set[tuple[str, str, bool]] | None) -> str | None:
     """What is wrong with one part, or None; the caller adds where it is (only when needed)."""
     if isinstance(part, TextPart):
-        return None if part.text else "empty text block"
+        return None if part.text.strip() else "empty or whitespace-only text block"
     if isinstance(part, ToolUsePart):
         if role != "assistant":
             return f"tool_use in a {role} message"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -59,11 +60,15 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "ref
 
 @dataclass(frozen=True)
 class MessageCompleted:
-    """The whole assistant message. Only a reply with a stop reason is complete."""
+    """The whole assistant message. Only a reply with a stop reason is complete.
+
+    `usage` is None when the provider reported none at all (llama.cpp and some Ollama versions
+    stream no usage chunk): the consumer estimates it rather than believing in zero tokens.
+    """
 
     message: Message
     stop_reason: StopReason
-    usage: Usage
+    usage: Usage | None
 
 
 StreamEvent = TextDelta | ThinkingDelta | ToolUseStarted | MessageCompleted
@@ -99,3 +104,16 @@ class Provider(Protocol):
     name: str
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+    async def list_models(self) -> list[str] | None:
+        """The model names the server accepts (aliases it is known to take included; an entry
+        may be a glob such as LiteLLM's `openai/*`), or None when it has no list or cannot be
+        reached. Asked once per provider instance; the answer is cached."""
+        ...
+
+
+def model_listed(name: str, models: list[str]) -> bool:
+    """Whether `name` is one of `models`, or matches one of its glob entries."""
+    return name in models or any(
+        "*" in m and fnmatch.fnmatchcase(name, m) for m in models if isinstance(m, str)
+    )

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from peri_cli.core.ids import uuid7
+from peri_cli.core.ids import is_session_id, session_id
 from peri_cli.core.messages import TextPart
 from peri_cli.core.transcript import (
+    AgentRef,
+    AgentStatus,
     ClearMarker,
     Entry,
     Header,
@@ -20,9 +24,11 @@ from peri_cli.core.transcript import (
     MessageEntry,
     ParentRef,
     Snapshot,
+    TornLineRepair,
     TranscriptError,
     TranscriptWriter,
     dump_entry,
+    load,
     load_tail,
     now_iso,
     parse_entry,
@@ -31,6 +37,7 @@ from peri_cli.core.transcript import (
 )
 
 MIN_PREFIX = 8
+AGENTS_DIR = "agents"  # SubAgent transcripts: <session-id>/agents/<child-id>.jsonl
 TITLE_CHARS = 80
 
 
@@ -135,9 +142,14 @@ def _sidecar(path: Path) -> Path:
 
 
 def _write_sidecar(path: Path, info: SessionInfo) -> None:
+    """Best effort: the sidecar only speeds up listing and is rebuilt from the file when stale."""
     tmp = _sidecar(path).with_suffix(".tmp")
-    tmp.write_text(json.dumps(info.to_json(), ensure_ascii=False))
-    os.replace(tmp, _sidecar(path))
+    try:
+        tmp.write_text(json.dumps(info.to_json(), ensure_ascii=False))
+        os.replace(tmp, _sidecar(path))
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 def scan_info(path: Path) -> SessionInfo:
@@ -188,18 +200,18 @@ class SessionStore:
     ) -> Session:
         """A new session file: its header, then (for a fork) the parent's lines verbatim."""
         self.root.mkdir(parents=True, exist_ok=True)
-        session_id = uuid7()
+        new_id = session_id()
         header = Header(
-            session_id=session_id, workspace=str(self.workspace), snapshot=snapshot, parent=parent
+            session_id=new_id, workspace=str(self.workspace), snapshot=snapshot, parent=parent
         )
-        path = self.path_of(session_id)
+        path = self.path_of(new_id)
         writer = TranscriptWriter(path)
         writer.append_raw(b"".join(line + b"\n" for line in (dump_entry(header).encode(), *body)))
         info = (
             scan_info(path)
             if body
             else SessionInfo(
-                id=session_id,
+                id=new_id,
                 title="",
                 created=header.ts,
                 updated=header.ts,
@@ -219,6 +231,10 @@ class SessionStore:
         writer = TranscriptWriter(path)
         try:
             loaded = load_tail(path)
+            if loaded.unsealed:  # a garbage line someone appended: seal it like a torn tail
+                repair = TornLineRepair(skipped_bytes=loaded.unsealed)
+                writer.append(repair)
+                loaded.entries.append(repair)
             info = _read_sidecar(path) or scan_info(path)
         except (TranscriptError, OSError):
             writer.close()
@@ -226,7 +242,12 @@ class SessionStore:
         return Session(path, loaded, writer, info)
 
     def resolve(self, id_or_prefix: str) -> str:
-        """A full id, or a unique prefix of at least 8 characters."""
+        """A full id, or a unique prefix of at least 8 characters; never a path."""
+        if not is_session_id(id_or_prefix):
+            raise SessionNotFound(
+                f"{id_or_prefix!r} is not a session id (hex digits and dashes, at most 36 "
+                "characters); `peri sessions` lists them"
+            )
         if self.path_of(id_or_prefix).exists():
             return id_or_prefix
         if len(id_or_prefix) < MIN_PREFIX:
@@ -263,6 +284,12 @@ class SessionStore:
         last = peek(body[-1]) if body else None
         parent = ParentRef(session_id=session_id, forked_at=last.id if last else None)
         child = self.create(parent_header.snapshot, parent=parent, body=body)
+        agents = source.with_suffix("") / AGENTS_DIR
+        if agents.is_dir():  # the SubAgents' transcripts go along with the conversation
+            try:
+                shutil.copytree(agents, child.dir / AGENTS_DIR, dirs_exist_ok=True)
+            except OSError as e:
+                child.warnings.append(f"the fork could not copy the SubAgent transcripts: {e}")
         if len(body) < len(lines):
             child.warnings.append(
                 f"the fork left behind {len(lines) - len(body)} unreadable line(s) of the parent"
@@ -285,7 +312,7 @@ class SessionStore:
                 _write_sidecar(path, info)
             if info.message_count or info.parent:  # a TUI opened and closed unused is no session
                 infos.append(info)
-        infos.sort(key=lambda i: (i.updated, i.id), reverse=True)
+        infos.sort(key=lambda i: (i.updated, i.created), reverse=True)  # never by id
         return infos
 
 
@@ -315,3 +342,57 @@ def _read_lines(path: Path) -> list[bytes]:
 
 def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+# --- SubAgent transcripts ------------------------------------------------------------------------
+
+
+def create_child(parent: Session, child_id: str, ref: AgentRef) -> Session:
+    """A SubAgent's own transcript beside its parent's, with the parent's frozen snapshot."""
+    path = parent.dir / AGENTS_DIR / f"{child_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = Header(
+        session_id=child_id, workspace=parent.header.workspace, snapshot=parent.snapshot, agent=ref
+    )
+    writer = TranscriptWriter(path)
+    writer.append(header)
+    info = SessionInfo(
+        id=child_id, title=ref.description, created=header.ts, updated=header.ts, message_count=0
+    )
+    return Session(path, LoadResult(header=header, entries=[header]), writer, info)
+
+
+@dataclass(frozen=True)
+class ChildRecord:
+    """A SubAgent of a session as its transcript tells it (for resume and /agents)."""
+
+    id: str
+    ref: AgentRef
+    state: str  # the last status; `running` with no process behind it reads as interrupted
+    detail: str
+    path: Path
+    created: str
+
+
+def list_children(session_dir: Path) -> list[ChildRecord]:
+    """The SubAgents recorded under a session folder, oldest first; unreadable ones skipped."""
+    folder = session_dir / AGENTS_DIR
+    if not folder.is_dir():
+        return []
+    records: list[ChildRecord] = []
+    for path in folder.glob("*.jsonl"):
+        try:
+            loaded = load(path)
+        except (TranscriptError, OSError):
+            continue
+        ref = loaded.header.agent
+        if ref is None:
+            continue
+        statuses = [e for e in loaded.entries if isinstance(e, AgentStatus)]
+        state, detail = (statuses[-1].status, statuses[-1].detail) if statuses else ("queued", "")
+        if state == "running":
+            state, detail = "interrupted", "its session ended while it ran"
+        header = loaded.header
+        records.append(ChildRecord(header.session_id, ref, state, detail, path, header.ts))
+    records.sort(key=lambda r: r.created)
+    return records

@@ -31,7 +31,8 @@ class SnapshotInputs:
     guide_text: str = ""
     guide_files: list[str] = field(default_factory=list)
     guide_warnings: list[str] = field(default_factory=list)
-    skill_summary: list[tuple[str, str]] = field(default_factory=list)  # (name, description)
+    skill_listing: str = ""  # the `# Skills` section (core/skills.skill_listing), or ""
+    skills: list[str] = field(default_factory=list)  # the names it lists
 
 
 def render_system(inputs: SnapshotInputs) -> str:
@@ -48,12 +49,8 @@ def render_system(inputs: SnapshotInputs) -> str:
             "# Project guide\nThe project's own instructions; follow them.\n\n"
             + inputs.guide_text.strip()
         )
-    if inputs.skill_summary:
-        lines = "\n".join(f"- {name}: {desc}" for name, desc in inputs.skill_summary)
-        sections.append(
-            "# Skills\nLoad a skill's full instructions with the Skill tool when it applies.\n"
-            + lines
-        )
+    if inputs.skill_listing.strip():
+        sections.append(inputs.skill_listing.strip())
     return "\n\n".join(sections) + "\n"
 
 
@@ -62,7 +59,7 @@ def build_snapshot(inputs: SnapshotInputs) -> Snapshot:
         system=render_system(inputs),
         guide_files=inputs.guide_files,
         guide_warnings=inputs.guide_warnings,
-        skills=[name for name, _ in inputs.skill_summary],
+        skills=list(inputs.skills),
     )
 
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from peri_cli.core.ids import uuid7
 from peri_cli.core.messages import Message, Usage
+from peri_cli.core.textsafe import scrub_surrogates
 
 HEADER_VERSION = 1
 
@@ -55,6 +56,18 @@ class ParentRef(BaseModel):
     forked_at: str | None = None  # id of the parent's last entry that was copied
 
 
+class AgentRef(BaseModel):
+    """What a SubAgent's transcript header records about where it came from."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    parent_session: str
+    tool_use_id: str
+    type: str
+    description: str = ""
+    background: bool = False
+
+
 class Header(_Entry):
     type: Literal["header"] = "header"
     version: int = HEADER_VERSION
@@ -62,6 +75,7 @@ class Header(_Entry):
     workspace: str
     snapshot: Snapshot
     parent: ParentRef | None = None
+    agent: AgentRef | None = None  # set in a SubAgent's own transcript
 
 
 class MessageEntry(_Entry):
@@ -70,6 +84,7 @@ class MessageEntry(_Entry):
     usage: Usage | None = None
     model: str | None = None
     cache_read_share: float | None = None  # of the request that produced this assistant message
+    usage_estimated: bool = False  # the provider reported no usage; Peri counted it
 
 
 class ProjectionEntry(_Entry):
@@ -98,6 +113,27 @@ class ClearMarker(_Entry):
     type: Literal["clear"] = "clear"
 
 
+class Interruption(_Entry):
+    """A turn that was cancelled or failed before its reply was committed. The model sees `text`
+    as a user-side note, so it knows which calls ran and that their results were not kept."""
+
+    type: Literal["interruption"] = "interruption"
+    reason: Literal["cancelled", "failed"]
+    text: str
+
+
+AgentState = Literal["queued", "running", "done", "failed", "interrupted"]
+
+
+class AgentStatus(_Entry):
+    """A SubAgent's state change, appended to its own transcript (the header is never rewritten).
+    A child whose last status is `running` was killed with its parent: it loads as interrupted."""
+
+    type: Literal["agent_status"] = "agent_status"
+    status: AgentState
+    detail: str = ""
+
+
 class TornLineRepair(_Entry):
     """Written when a writer finds a torn last line: the fragment above it is skipped on load."""
 
@@ -106,7 +142,14 @@ class TornLineRepair(_Entry):
 
 
 Entry = Annotated[
-    Header | MessageEntry | ProjectionEntry | CompactBoundary | ClearMarker | TornLineRepair,
+    Header
+    | MessageEntry
+    | ProjectionEntry
+    | CompactBoundary
+    | ClearMarker
+    | Interruption
+    | AgentStatus
+    | TornLineRepair,
     Field(discriminator="type"),
 ]
 
@@ -139,6 +182,7 @@ class LoadResult:
     entries: list[Entry]  # header first; with `load_tail`, header + the visible tail
     warnings: list[str] = field(default_factory=list)
     tail_offset: int = 0  # byte offset of the first loaded line after the header (0: all loaded)
+    unsealed: int = 0  # bytes of a complete but unreadable last line no repair entry follows
 
 
 # Peri writes every entry as {"id":…,"ts":…,"type":…}: those three are readable without parsing.
@@ -170,11 +214,14 @@ def peek(line: bytes) -> Peek | None:
 
 def _parse(
     path: Path, lines: list[tuple[str, bytes]], *, file_ends_torn: bool
-) -> tuple[list[Entry], list[str]]:
-    """Parse labelled lines. A torn last line, or a fragment a repair entry follows, is skipped."""
+) -> tuple[list[Entry], list[str], int]:
+    """Parse labelled lines. A torn last line, or a fragment a repair entry follows, is skipped.
+    Also returns the size of a complete last line that was skipped unsealed (garbage another
+    process appended): the writer must seal it, or the next line would make it a corrupt middle."""
     entries: list[Entry] = []
     warnings: list[str] = []
     bad: list[str] = []
+    unsealed = 0
     for index, (label, line) in enumerate(lines):
         try:
             entries.append(parse_entry(line.decode("utf-8")))
@@ -186,6 +233,8 @@ def _parse(
         repaired = following is not None and following.type == "repair"
         if (is_last and (file_ends_torn or index > 0)) or repaired:
             warnings.append(f"{path.name}: skipped a torn {label} ({len(line)} bytes)")
+            if is_last and not file_ends_torn:
+                unsealed = len(line)
         else:
             bad.append(label)
     if bad:
@@ -194,7 +243,7 @@ def _parse(
             f"{path}: corrupt {shown} in the middle of the session; "
             f"{len(entries)} other lines parse. Fork it with --fork-session to continue from them."
         )
-    return entries, warnings
+    return entries, warnings, unsealed
 
 
 def _check_header(path: Path, entries: list[Entry]) -> Header:
@@ -223,8 +272,10 @@ def load(path: Path) -> LoadResult:
     if not torn:
         lines.pop()
     numbered = [(f"line {n}", line) for n, line in enumerate(lines, start=1)]
-    entries, warnings = _parse(path, numbered, file_ends_torn=torn)
-    return LoadResult(header=_check_header(path, entries), entries=entries, warnings=warnings)
+    entries, warnings, unsealed = _parse(path, numbered, file_ends_torn=torn)
+    return LoadResult(
+        header=_check_header(path, entries), entries=entries, warnings=warnings, unsealed=unsealed
+    )
 
 
 def _lines_backwards(
@@ -258,18 +309,22 @@ def load_tail(path: Path) -> LoadResult:
             header_line = f.readline()
     except OSError as e:
         raise TranscriptError(f"{path}: cannot read session file ({e.strerror})") from e
-    header_entries, _ = _parse(path, [("line 1", header_line.rstrip(b"\n"))], file_ends_torn=False)
+    header_entries, _, _ = _parse(
+        path, [("line 1", header_line.rstrip(b"\n"))], file_ends_torn=False
+    )
     header = _check_header(path, header_entries)
     tail: list[tuple[int, bytes]] = []  # (offset, line), newest first
     wanted: str | None = None  # a summary id to reach before stopping
     torn = False
+    first = True
     for offset, line in _lines_backwards(path):
         if offset == 0:
             break
-        if not tail and not torn:
+        if first:  # what follows the final newline: nothing, or a torn fragment
+            first = False
             torn = line != b""
             if not torn:
-                continue  # the empty string after the final newline
+                continue
         tail.append((offset, line))
         kind = peek(line)
         if kind is None:
@@ -284,12 +339,13 @@ def load_tail(path: Path) -> LoadResult:
             wanted = boundary.summary_id
     tail.reverse()
     labelled = [(f"line at byte {offset}", line) for offset, line in tail]
-    entries, warnings = _parse(path, labelled, file_ends_torn=torn)
+    entries, warnings, unsealed = _parse(path, labelled, file_ends_torn=torn)
     return LoadResult(
         header=header,
         entries=[header, *entries],
         warnings=warnings,
         tail_offset=tail[0][0] if tail else 0,
+        unsealed=unsealed,
     )
 
 
@@ -348,7 +404,12 @@ class TranscriptWriter:
 
     def append(self, *entries: BaseModel, sync: bool = True) -> None:
         """Append entries in a single write, so a crash tears at most the end of this batch."""
-        self.append_raw("".join(dump_entry(e) + "\n" for e in entries).encode("utf-8"), sync=sync)
+        text = "".join(dump_entry(e) + "\n" for e in entries)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate got past the boundaries: the record wins
+            data = scrub_surrogates(text).encode("utf-8")
+        self.append_raw(data, sync=sync)
 
     def append_raw(self, data: bytes, *, sync: bool = True) -> None:
         """Append complete, already serialized lines (a fork copies its parent's bytes)."""

@@ -6,7 +6,9 @@ the most recent message carries the second breakpoint — two of the four the AP
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -33,7 +35,17 @@ from peri_cli.core.provider import (
     ToolSpec,
     ToolUseStarted,
 )
-from peri_cli.providers import is_retryable_status, parse_retry_after, parse_tool_input, scrub
+from peri_cli.providers import (
+    MAX_MODELS,
+    MODELS_TIMEOUT,
+    ModelListCache,
+    check_base_url,
+    is_retryable_status,
+    parse_retry_after,
+    parse_tool_input,
+    scrub_provider_text,
+    with_aliases,
+)
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -42,6 +54,9 @@ DEFAULT_MODEL = "claude-sonnet-4-5"
 EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
 MAX_BREAKPOINTS = 4
 MAX_DETAIL = 500  # a proxy's HTML error page is not a message
+MALFORMED = "the server sent a malformed stream event"
+_DATED = re.compile(r"^(?P<stem>.+)-(?P<date>\d{8})$")
+_LONE_MAJOR = re.compile(r"[A-Za-z]-\d+$")  # claude-sonnet-4 (alias claude-sonnet-4-0)
 
 _STOP_REASONS: dict[str, StopReason] = {
     "end_turn": "end_turn",
@@ -71,11 +86,14 @@ class AnthropicProvider:
         self._api_key = api_key
         self._base_url = base_url
         self._client: AsyncAnthropic | None = None
+        self._models = ModelListCache()
 
     def _get_client(self) -> AsyncAnthropic:
         if self._client is None:
             from anthropic import AnthropicError, AsyncAnthropic
 
+            url = self._base_url or os.environ.get("ANTHROPIC_BASE_URL")
+            check_base_url(url, "ANTHROPIC_BASE_URL")
             try:
                 self._client = AsyncAnthropic(
                     api_key=self._api_key, base_url=self._base_url, max_retries=0
@@ -86,7 +104,9 @@ class AnthropicProvider:
 
     def _scrub(self, text: str) -> str:
         in_use = getattr(self._client, "api_key", None)
-        return scrub(text, [self._api_key, in_use, os.environ.get("ANTHROPIC_API_KEY")])
+        keys = [self._api_key, in_use, os.environ.get("ANTHROPIC_API_KEY")]
+        urls = [self._base_url, os.environ.get("ANTHROPIC_BASE_URL")]
+        return scrub_provider_text(text, keys, urls)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Yield deltas as they arrive and end with MessageCompleted, or raise ProviderError."""
@@ -104,6 +124,8 @@ class AnthropicProvider:
             raise _no_credentials() from e
         except anthropic.AnthropicError as e:
             raise self._map_error(e) from e
+        except (httpx2.HTTPError, httpx2.InvalidURL) as e:  # what the SDK does not wrap
+            raise ProviderError(self._scrub(f"Anthropic API request failed: {e}")) from e
         try:
             async with events:
                 async for event in events:
@@ -113,9 +135,34 @@ class AnthropicProvider:
         # transport error through; wrapped as APIConnectionError it means the same).
         except (anthropic.APIConnectionError, httpx2.TransportError) as e:
             raise StreamInterrupted(f"the connection dropped mid-reply ({type(e).__name__})") from e
+        except json.JSONDecodeError as e:  # a garbled `data:` line: the stream is as good as cut
+            raise StreamInterrupted(MALFORMED + " (not valid JSON)") from e
         except anthropic.AnthropicError as e:
             raise self._map_error(e) from e
         yield turn.finish()
+
+    async def list_models(self) -> list[str] | None:
+        """The API's model ids, with the aliases dated ids imply; None without a list."""
+        return await self._models.get(self._fetch_models)
+
+    async def _fetch_models(self) -> list[str] | None:
+        import anthropic
+        import httpx2
+
+        try:
+            names: list[str] = []
+            pages = self._get_client().models.list(limit=1000, timeout=MODELS_TIMEOUT)
+            async for model in pages:
+                if isinstance(getattr(model, "id", None), str) and model.id:
+                    names.append(model.id)
+                if len(names) >= MAX_MODELS:
+                    break
+        # No list, or none we can read: the server may still serve any name.
+        except (ProviderError, anthropic.AnthropicError, httpx2.HTTPError, httpx2.InvalidURL):
+            return None
+        except (ValueError, TypeError, AttributeError):  # a list of the wrong shape
+            return None
+        return with_aliases(names, model_aliases) if names else None
 
     def _map_error(self, e: Exception) -> ProviderError:
         import anthropic
@@ -149,6 +196,19 @@ class AnthropicProvider:
 
     def _base_url_text(self) -> str:
         return self._scrub(str(self._client.base_url if self._client else self._base_url))
+
+
+def model_aliases(name: str) -> list[str]:
+    """The aliases the API takes for a dated id: `claude-sonnet-4-5-20250929` answers to
+    `claude-sonnet-4-5` and `-latest`; `claude-sonnet-4-20250514` to `claude-sonnet-4-0` too."""
+    dated = _DATED.match(name)
+    if not dated:
+        return []
+    stem = dated["stem"]
+    aliases = [stem, f"{stem}-latest"]
+    if _LONE_MAJOR.search(stem):
+        aliases.append(f"{stem}-0")
+    return aliases
 
 
 def _no_credentials() -> ProviderError:
@@ -301,13 +361,19 @@ class _Turn:
             "cache_creation_input_tokens",
         ):
             value = getattr(usage, key, None)
-            if value is not None:
-                self.usage[key] = int(value)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                self.usage[key] = max(0, int(value))
 
     def feed(self, event: Any) -> list[StreamEvent]:
+        try:
+            return self._feed(event)
+        except (AttributeError, TypeError, ValueError) as e:  # valid JSON of the wrong shape
+            raise StreamInterrupted(f"{MALFORMED} ({type(e).__name__})") from e
+
+    def _feed(self, event: Any) -> list[StreamEvent]:
         kind = event.type
         if kind == "message_start":
-            self._add_usage(event.message.usage)
+            self._add_usage(getattr(event.message, "usage", None))
         elif kind == "content_block_start":
             return self._start(event.index, event.content_block)
         elif kind == "content_block_delta":
@@ -328,7 +394,7 @@ class _Turn:
         elif kind == "message_delta":
             if event.delta.stop_reason:
                 self.stop_reason = event.delta.stop_reason
-            self._add_usage(event.usage)
+            self._add_usage(getattr(event, "usage", None))
         elif kind == "message_stop":
             self.stopped = True
         return []
@@ -352,8 +418,10 @@ class _Turn:
         if not self.stopped or self.stop_reason is None:
             raise StreamInterrupted()
         parts = [p for _, b in sorted(self.blocks.items()) if (p := b.part()) is not None]
+        # Without the prompt side the figure is no report at all: the consumer estimates it.
+        prompt_reported = self.usage.keys() - {"output_tokens"}
         return MessageCompleted(
             message=Message(role="assistant", content=parts),
             stop_reason=_STOP_REASONS.get(self.stop_reason, "other"),
-            usage=Usage(**self.usage),
+            usage=Usage(**self.usage) if prompt_reported else None,
         )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
+import secrets
+import string
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,7 +36,17 @@ from peri_cli.core.provider import (
     ToolSpec,
     ToolUseStarted,
 )
-from peri_cli.providers import is_retryable_status, parse_retry_after, parse_tool_input, scrub
+from peri_cli.providers import (
+    MAX_MODELS,
+    MODELS_TIMEOUT,
+    ModelListCache,
+    check_base_url,
+    is_retryable_status,
+    parse_retry_after,
+    parse_tool_input,
+    scrub_provider_text,
+    with_aliases,
+)
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -46,6 +57,8 @@ PLACEHOLDER_KEY = (
 )
 SYSTEM_SEPARATOR = "\n\n"
 MAX_DETAIL = 500  # a proxy's HTML error page is not a message
+ID_ALPHABET = string.ascii_letters + string.digits
+ID_LENGTH = 9  # Mistral's servers accept only 9 alphanumerics; everyone else takes any string
 
 _FINISH_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
@@ -72,18 +85,24 @@ class OpenAIProvider:
         self._api_key = api_key
         self._base_url = base_url
         self._client: AsyncOpenAI | None = None
+        self._models = ModelListCache()
 
     def _get_client(self) -> AsyncOpenAI:
         if self._client is None:
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, OpenAIError
 
             key = self._api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_KEY
-            self._client = AsyncOpenAI(api_key=key, base_url=self._base_url, max_retries=0)
+            check_base_url(self._base_url or os.environ.get("OPENAI_BASE_URL"), "OPENAI_BASE_URL")
+            try:
+                self._client = AsyncOpenAI(api_key=key, base_url=self._base_url, max_retries=0)
+            except (OpenAIError, ValueError) as e:  # e.g. an OPENAI_BASE_URL httpx cannot parse
+                raise ProviderError(self._scrub(f"cannot use the OpenAI API: {e}")) from e
         return self._client
 
     def _scrub(self, text: str) -> str:
         in_use = getattr(self._client, "api_key", None)
-        return scrub(text, [self._api_key, in_use, os.environ.get("OPENAI_API_KEY")])
+        keys = [self._api_key, in_use, os.environ.get("OPENAI_API_KEY")]
+        return scrub_provider_text(text, keys, [self._base_url, os.environ.get("OPENAI_BASE_URL")])
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Yield deltas as they arrive and end with MessageCompleted, or raise ProviderError."""
@@ -99,6 +118,8 @@ class OpenAIProvider:
             )
         except openai.OpenAIError as e:
             raise self._map_error(e) from e
+        except (httpx2.HTTPError, httpx2.InvalidURL) as e:  # what the SDK does not wrap
+            raise ProviderError(self._scrub(f"OpenAI API request failed: {e}")) from e
         try:
             async with chunks:
                 async for chunk in chunks:
@@ -108,9 +129,34 @@ class OpenAIProvider:
         # it in APIConnectionError, or lets the transport error through).
         except (openai.APIConnectionError, httpx2.TransportError) as e:
             raise StreamInterrupted(f"the connection dropped mid-reply ({type(e).__name__})") from e
+        except json.JSONDecodeError as e:  # a garbled `data:` line: the stream is as good as cut
+            raise StreamInterrupted(MALFORMED + " (not valid JSON)") from e
         except openai.OpenAIError as e:
             raise self._map_error(e) from e
-        yield turn.finish()
+        for out in turn.finish():
+            yield out
+
+    async def list_models(self) -> list[str] | None:
+        """The server's `GET /models` ids (Ollama's `name:latest` also as `name`); None without."""
+        return await self._models.get(self._fetch_models)
+
+    async def _fetch_models(self) -> list[str] | None:
+        import httpx2
+        import openai
+
+        try:
+            names: list[str] = []
+            async for model in self._get_client().models.list(timeout=MODELS_TIMEOUT):
+                if isinstance(getattr(model, "id", None), str) and model.id:
+                    names.append(model.id)
+                if len(names) >= MAX_MODELS:
+                    break
+        # No list, or none we can read: the server may still serve any name.
+        except (ProviderError, openai.OpenAIError, httpx2.HTTPError, httpx2.InvalidURL):
+            return None
+        except (ValueError, TypeError, AttributeError):  # a list of the wrong shape
+            return None
+        return with_aliases(names, _model_aliases) if names else None
 
     def _map_error(self, e: Exception) -> ProviderError:
         import openai
@@ -140,6 +186,11 @@ class OpenAIProvider:
                 self._scrub(f"OpenAI API error in the stream: {e.message}"), retryable=not invalid
             )
         return ProviderError(self._scrub(f"OpenAI API error: {e}"))
+
+
+def _model_aliases(name: str) -> list[str]:
+    """Ollama serves `llama3.2:latest` to a request for `llama3.2` too."""
+    return [name.removesuffix(":latest")] if name.endswith(":latest") else []
 
 
 def _error_detail(body: object) -> str | None:
@@ -258,86 +309,151 @@ def _image(part: ImagePart) -> dict[str, Any]:
 # --- response -------------------------------------------------------------------------------------
 
 
+MALFORMED = "the server sent a malformed stream event"
+
+
+def new_call_id() -> str:
+    """A tool-call id unique in the session, whatever ids (or none, or duplicates) a server sent."""
+    return "".join(secrets.choice(ID_ALPHABET) for _ in range(ID_LENGTH))
+
+
 @dataclass
 class _Call:
-    id: str = ""
+    id: str  # Peri's own id, fresh for every call
+    server_id: str = ""  # the server's, only to tell its calls apart while they stream
     name: str = ""
     arguments: str = ""
     announced: bool = False
 
 
 class _Turn:
-    """Accumulates one streamed reply from Chat Completions chunks."""
+    """Accumulates one streamed reply from Chat Completions chunks, as real servers send them:
+    choice 0 only; tool calls told apart by index or, without one, by a new id or a new name
+    after arguments; names split over chunks joined; arguments sent as an object serialized."""
 
     def __init__(self) -> None:
         self.text: list[str] = []
         self.reasoning: list[str] = []
-        self.calls: dict[int, _Call] = {}
+        self.calls: list[_Call] = []
+        self.by_index: dict[int, _Call] = {}
         self.finish_reason: str | None = None
-        self.usage = Usage()
+        self.usage: Usage | None = None
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
-        if chunk.usage is not None:
-            self.usage = _usage(chunk.usage)
+        try:
+            return self._feed(chunk)
+        except (AttributeError, TypeError, ValueError) as e:  # valid JSON of the wrong shape
+            raise StreamInterrupted(f"{MALFORMED} ({type(e).__name__})") from e
+
+    def _feed(self, chunk: Any) -> list[StreamEvent]:
+        if chunk is None or isinstance(chunk, str | int | float | list):
+            raise TypeError(f"{type(chunk).__name__} where a chunk object belongs")
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.usage = _usage(usage) or self.usage
+        choices = getattr(chunk, "choices", None) or []  # a usage-only chunk may have none
         out: list[StreamEvent] = []
-        for choice in chunk.choices[:1]:
-            delta = choice.delta
-            # Compatible servers stream reasoning as an extra field (vLLM, DeepSeek, llama.cpp).
-            reasoning = getattr(delta, "reasoning_content", None) or getattr(
-                delta, "reasoning", None
-            )
-            if isinstance(reasoning, str) and reasoning:
-                self.reasoning.append(reasoning)
-                out.append(ThinkingDelta(reasoning))
-            if delta.content:
-                self.text.append(delta.content)
-                out.append(TextDelta(delta.content))
-            for tc in delta.tool_calls or []:
-                out.extend(self._tool_call_delta(tc))
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
+        for choice in choices:
+            if (getattr(choice, "index", 0) or 0) != 0:
+                continue  # n > 1 is never asked for; a server that sends more is ignored
+            delta = getattr(choice, "delta", None)
+            if delta is not None:
+                out.extend(self._delta(delta))
+            if getattr(choice, "finish_reason", None):
+                self.finish_reason = str(choice.finish_reason)
+        return out
+
+    def _delta(self, delta: Any) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        # Compatible servers stream reasoning as an extra field (vLLM, DeepSeek, llama.cpp).
+        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning:
+            self.reasoning.append(reasoning)
+            out.append(ThinkingDelta(reasoning))
+        content = getattr(delta, "content", None)
+        if isinstance(content, str) and content:
+            self.text.append(content)
+            out.append(TextDelta(content))
+        for tc in getattr(delta, "tool_calls", None) or []:
+            out.extend(self._tool_call_delta(tc))
         return out
 
     def _tool_call_delta(self, tc: Any) -> list[StreamEvent]:
-        call = self.calls.setdefault(tc.index, _Call())
-        if tc.id and not call.id:
-            call.id = tc.id
-        if tc.function is not None:
-            if tc.function.name and not call.name:
-                call.name = tc.function.name
-            if tc.function.arguments:
-                call.arguments += tc.function.arguments
-        if call.name and not call.announced:
-            call.announced = True
-            call.id = call.id or f"call_{uuid.uuid4().hex[:24]}"  # some servers send none
-            return [ToolUseStarted(id=call.id, name=call.name)]
-        return []
+        index = getattr(tc, "index", None)
+        server_id = getattr(tc, "id", None)
+        server_id = server_id if isinstance(server_id, str) else ""
+        function = getattr(tc, "function", None)
+        name = getattr(function, "name", None)
+        name = name if isinstance(name, str) else ""
+        arguments = getattr(function, "arguments", None)
+        out: list[StreamEvent] = []
+        key = index if isinstance(index, int) else None
+        last = self.calls[-1] if self.calls else None
+        call = self.by_index.get(key) if key is not None else last
+        if call is None or _starts_another(call, server_id, name):
+            out.extend(self._announce_all())
+            call = _Call(id=new_call_id(), server_id=server_id)
+            self.calls.append(call)
+            if key is not None:
+                self.by_index[key] = call
+        call.server_id = call.server_id or server_id
+        if name and name != call.name:  # a server that repeats the whole name adds nothing
+            call.name += name
+        if isinstance(arguments, (dict, list)):  # Ollama, some proxies: an object, not a string
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if isinstance(arguments, str) and arguments:
+            call.arguments += arguments
+            out.extend(self._announce(call))  # the name is complete once arguments flow
+        return out
 
-    def finish(self) -> MessageCompleted:
+    def _announce(self, call: _Call) -> list[StreamEvent]:
+        if call.announced or not call.name:
+            return []
+        call.announced = True
+        return [ToolUseStarted(id=call.id, name=call.name)]
+
+    def _announce_all(self) -> list[StreamEvent]:
+        return [e for call in self.calls for e in self._announce(call)]
+
+    def finish(self) -> list[StreamEvent]:
+        """The announcements still due, then the MessageCompleted; an unfinished reply raises."""
         if self.finish_reason is None:
             raise StreamInterrupted()
+        out = self._announce_all()
         parts: list[Part] = []
         if self.reasoning:
             parts.append(ThinkingPart(thinking="".join(self.reasoning)))
         if self.text:
             parts.append(TextPart(text="".join(self.text)))
-        calls = [c for _, c in sorted(self.calls.items()) if c.name]
+        calls = [c for c in self.calls if c.name]
         for call in calls:
             tool_input = parse_tool_input(call.arguments)
             parts.append(ToolUsePart(id=call.id, name=call.name, input=tool_input))
         # Some compatible servers say "stop" even when they called tools.
         stop: StopReason = "tool_use" if calls else _FINISH_REASONS.get(self.finish_reason, "other")
-        return MessageCompleted(
-            message=Message(role="assistant", content=parts), stop_reason=stop, usage=self.usage
-        )
+        message = Message(role="assistant", content=parts)
+        out.append(MessageCompleted(message=message, stop_reason=stop, usage=self.usage))
+        return out
 
 
-def _usage(usage: Any) -> Usage:
+def _starts_another(call: _Call, server_id: str, name: str) -> bool:
+    """A delta belongs to a new call when it brings a different id, or a name after arguments."""
+    if server_id and call.server_id and server_id != call.server_id:
+        return True
+    return bool(name) and name != call.name and bool(call.arguments)
+
+
+def _usage(usage: Any) -> Usage | None:
+    """The chunk's usage; None without a prompt count (zero is no report: a prompt is never
+    empty, and the consumer estimates what is missing)."""
     details = getattr(usage, "prompt_tokens_details", None)
     cached = int(getattr(details, "cached_tokens", None) or 0)
-    prompt = int(usage.prompt_tokens or 0)
+    prompt = int(getattr(usage, "prompt_tokens", None) or 0)
+    output = int(getattr(usage, "completion_tokens", None) or 0)
+    if prompt <= 0:
+        return None
     return Usage(
         input_tokens=max(0, prompt - cached),
-        output_tokens=int(usage.completion_tokens or 0),
-        cache_read_input_tokens=cached,
+        output_tokens=output,
+        cache_read_input_tokens=min(cached, prompt),
     )

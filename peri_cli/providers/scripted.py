@@ -19,6 +19,7 @@ from peri_cli.core.provider import (
     ThinkingDelta,
     ToolUseStarted,
 )
+from peri_cli.providers import ModelListCache
 
 DEFAULT_TEXT = "ok"
 
@@ -34,7 +35,11 @@ class ScriptedCall:
 
 @dataclass(frozen=True)
 class ScriptedReply:
-    """One reply. `error` is raised instead of replying; `delay` is slept before each delta."""
+    """One reply. `error` is raised instead of replying; `delay` is slept before each delta.
+
+    Usage is `usage`, else a deterministic estimate; `report_usage=False` reports none at all
+    (as a server that streams no usage chunk does).
+    """
 
     text: str = ""
     thinking: str = ""
@@ -44,6 +49,7 @@ class ScriptedReply:
     error: ProviderError | None = None
     delay: float = 0.0
     stop_reason: StopReason | None = None
+    report_usage: bool = True
 
 
 ReplySource = ScriptedReply | Callable[[ModelRequest], ScriptedReply]
@@ -55,14 +61,30 @@ def _words(text: str) -> list[str]:
 
 
 class ScriptedProvider:
-    """Replays `replies` in order (a callable is called with the request); then says "ok"."""
+    """Replays `replies` in order (a callable is called with the request); then says "ok".
+
+    `models` is what `list_models` answers (None: a server with no list); like the real
+    providers it asks once and caches, and `model_list_asks` counts the asks.
+    """
 
     name = "scripted"
 
-    def __init__(self, replies: list[ReplySource] | None = None) -> None:
+    def __init__(
+        self, replies: list[ReplySource] | None = None, *, models: list[str] | None = None
+    ) -> None:
         self.replies: list[ReplySource] = list(replies or [])
         self.requests: list[ModelRequest] = []
+        self.models = None if models is None else list(models)
+        self.model_list_asks = 0
         self._calls = 0
+        self._model_list = ModelListCache()
+
+    async def list_models(self) -> list[str] | None:
+        return await self._model_list.get(self._fetch_models)
+
+    async def _fetch_models(self) -> list[str] | None:
+        self.model_list_asks += 1
+        return None if self.models is None else list(self.models)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         self.requests.append(request)
@@ -87,10 +109,9 @@ class ScriptedProvider:
             yield ToolUseStarted(id=call_id, name=call.name)
             parts.append(ToolUsePart(id=call_id, name=call.name, input=dict(call.input)))
         stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+        usage = (reply.usage or _estimate(request, reply)) if reply.report_usage else None
         yield MessageCompleted(
-            message=Message(role="assistant", content=parts),
-            stop_reason=stop,
-            usage=reply.usage or _estimate(request, reply),
+            message=Message(role="assistant", content=parts), stop_reason=stop, usage=usage
         )
 
 

@@ -15,11 +15,11 @@ import uuid
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, ClassVar
+from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -239,10 +239,10 @@ class _Shell(asyncio.SubprocessProtocol):
             self.exited.set_result(None)
 
 
-class BashTool:
-    name: ClassVar[str] = "Bash"
-    kind: ClassVar[ToolKind] = "execute"
-    Params: ClassVar[type[BaseModel]] = BashParams
+class BashTool(PydanticTool[BashParams]):
+    name = "Bash"
+    kind: ToolKind = "execute"
+    params = BashParams
 
     def __init__(self, *, kill_grace: float = 2.0) -> None:
         """`kill_grace`: seconds between SIGTERM and SIGKILL when stopping a command."""
@@ -252,11 +252,8 @@ class BashTool:
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        return []
-
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = BashParams.model_validate(params, from_attributes=True)
+    async def call(self, params: BashParams, ctx: ToolContext) -> ToolOutput:
+        p = params
         if p.run_in_background:
             return self._start_background(p.command, ctx)
         timeout_ms = p.timeout or DEFAULT_TIMEOUT_MS

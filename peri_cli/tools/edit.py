@@ -6,11 +6,10 @@ import asyncio
 import functools
 import re
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
 from peri_cli.tools.write import atomic_write, count_lines, real_path
 
 SNIFF_BYTES = 8192
@@ -40,20 +39,19 @@ class EditParams(BaseModel):
     )
 
 
-class EditTool:
-    name: ClassVar[str] = "Edit"
-    kind: ClassVar[ToolKind] = "write"
-    Params: ClassVar[type[BaseModel]] = EditParams
+class EditTool(PydanticTool[EditParams]):
+    name = "Edit"
+    kind: ToolKind = "write"
+    params = EditParams
 
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        p = EditParams.model_validate(params, from_attributes=True)
-        return [real_path(ctx, p.file_path)]
+    def writes(self, params: EditParams, ctx: ToolContext) -> Writes:
+        return Writes((real_path(ctx, params.file_path),))
 
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = EditParams.model_validate(params, from_attributes=True)
+    async def call(self, params: EditParams, ctx: ToolContext) -> ToolOutput:
+        p = params
         return await asyncio.to_thread(_edit, real_path(ctx, p.file_path), p)
 
 

@@ -9,11 +9,10 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.walk import IGNORED_DIRS, Stopped, display_path, walk
 
 MAX_RESULTS = 1000
@@ -104,10 +103,10 @@ class GlobParams(BaseModel):
     )
 
 
-class GlobTool:
-    name: ClassVar[str] = "Glob"
-    kind: ClassVar[ToolKind] = "read"
-    Params: ClassVar[type[BaseModel]] = GlobParams
+class GlobTool(PydanticTool[GlobParams]):
+    name = "Glob"
+    kind: ToolKind = "read"
+    params = GlobParams
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         """`timeout`: seconds after which the walk stops and returns what it found."""
@@ -116,15 +115,11 @@ class GlobTool:
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        return []
-
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = GlobParams.model_validate(params, from_attributes=True)
+    async def call(self, params: GlobParams, ctx: ToolContext) -> ToolOutput:
         # The walk runs in a thread; cancelling the call tells it to stop at the next entry.
         cancelled = threading.Event()
         try:
-            return await asyncio.to_thread(_glob, p, ctx, cancelled, self._timeout)
+            return await asyncio.to_thread(_glob, params, ctx, cancelled, self._timeout)
         finally:
             cancelled.set()
 

@@ -20,11 +20,11 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.glob import allowed_ignored, glob_to_regex
 from peri_cli.tools.walk import IGNORED_DIRS, display_path
 
@@ -117,10 +117,10 @@ class _Search:
         )
 
 
-class GrepTool:
-    name: ClassVar[str] = "Grep"
-    kind: ClassVar[ToolKind] = "read"
-    Params: ClassVar[type[BaseModel]] = GrepParams
+class GrepTool(PydanticTool[GrepParams]):
+    name = "Grep"
+    kind: ToolKind = "read"
+    params = GrepParams
 
     def __init__(
         self, *, use_ripgrep: bool | None = None, timeout: float = DEFAULT_TIMEOUT
@@ -137,11 +137,8 @@ class GrepTool:
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        return []
-
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = GrepParams.model_validate(params, from_attributes=True)
+    async def call(self, params: GrepParams, ctx: ToolContext) -> ToolOutput:
+        p = params
         root = Path(os.path.normpath(ctx.resolve(p.path))) if p.path else ctx.workspace
         try:
             mode = root.stat().st_mode

@@ -8,12 +8,12 @@ import difflib
 import functools
 import os
 from pathlib import Path
-from typing import BinaryIO, ClassVar
+from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
 from peri_cli.core.messages import ImagePart, TextPart
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.walk import open_regular
 
 MAX_LINE_CHARS = 2000
@@ -38,19 +38,16 @@ class ReadParams(BaseModel):
     limit: int = Field(default=2000, ge=1, description="Maximum number of lines to read.")
 
 
-class ReadTool:
-    name: ClassVar[str] = "Read"
-    kind: ClassVar[ToolKind] = "read"
-    Params: ClassVar[type[BaseModel]] = ReadParams
+class ReadTool(PydanticTool[ReadParams]):
+    name = "Read"
+    kind: ToolKind = "read"
+    params = ReadParams
 
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        return []
-
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = ReadParams.model_validate(params, from_attributes=True)
+    async def call(self, params: ReadParams, ctx: ToolContext) -> ToolOutput:
+        p = params
         return await asyncio.to_thread(read_file, ctx.resolve(p.file_path), p.offset, p.limit)
 
 

@@ -9,11 +9,10 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.tools import ToolContext, ToolKind, ToolOutput
+from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
 
 
 @functools.cache
@@ -84,20 +83,19 @@ class WriteParams(BaseModel):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteTool:
-    name: ClassVar[str] = "Write"
-    kind: ClassVar[ToolKind] = "write"
-    Params: ClassVar[type[BaseModel]] = WriteParams
+class WriteTool(PydanticTool[WriteParams]):
+    name = "Write"
+    kind: ToolKind = "write"
+    params = WriteParams
 
     def description(self) -> str:
         return _description()
 
-    def target_paths(self, params: BaseModel, ctx: ToolContext) -> list[Path]:
-        p = WriteParams.model_validate(params, from_attributes=True)
-        return [real_path(ctx, p.file_path)]
+    def writes(self, params: WriteParams, ctx: ToolContext) -> Writes:
+        return Writes((real_path(ctx, params.file_path),))
 
-    async def call(self, params: BaseModel, ctx: ToolContext) -> ToolOutput:
-        p = WriteParams.model_validate(params, from_attributes=True)
+    async def call(self, params: WriteParams, ctx: ToolContext) -> ToolOutput:
+        p = params
         return await asyncio.to_thread(_write, real_path(ctx, p.file_path), p.content)
 
 

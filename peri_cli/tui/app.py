@@ -154,7 +154,7 @@ class PeriApp(App[int]):
         )
 
     async def on_mount(self) -> None:
-        if self.slot.pending:
+        if self.slot.pending or (self.slot.runtime and self.slot.runtime.trust_pending):
             self.status.busy("starting")
             self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
             return
@@ -162,7 +162,10 @@ class PeriApp(App[int]):
 
     async def _start(self) -> None:
         try:
-            runtime = await self.slot.build()
+            runtime = self.slot.runtime or await self.slot.build()
+            from peri_cli.tui.screens.trust_dialog import settle_trust  # the core is loaded now
+
+            await settle_trust(self, runtime)  # before the session: it decides mode and guides
         except Exception as e:
             from peri_cli.runtime import StartupError
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import difflib
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -13,6 +14,8 @@ from peri_cli.core.commands import COMMANDS, Invocation
 from peri_cli.core.events import Compacted
 from peri_cli.core.models import known_models, model_info
 from peri_cli.core.permissions import MODES
+from peri_cli.core.provider import model_listed
+from peri_cli.core.textsafe import visible
 from peri_cli.tui.context import agent_report, estimate_request
 from peri_cli.tui.format import tokens
 from peri_cli.tui.screens.context_view import ContextView
@@ -67,11 +70,23 @@ class SlashCommands:
 
     async def cmd_model(self, arg: str) -> None:
         app, agent = self.app, self.app.agent
+        # The provider's own list, asked once per provider (None: it has none, or is offline).
+        listed = await agent.provider.list_models()
         if not arg:
-            names = ", ".join(known_models()[:12])
+            names = ", ".join(visible(n[:60]) for n in (listed or known_models())[:12])
             await app.notice(
                 f"Model: {agent.model} (context window {tokens(app.runtime.context_window)}). "
                 f"Switch with /model NAME, e.g. {names}, …"
+            )
+            return
+        if listed is not None and not model_listed(arg, listed):
+            near = difflib.get_close_matches(arg, listed, n=5, cutoff=0.3)
+            few = [*near, *(n for n in listed if n not in near)][:5]
+            more = ", …" if len(listed) > len(few) else ""
+            await app.notice(
+                f"The provider has no model {arg!r}; still using {agent.model}. "
+                f"It has: {', '.join(visible(n[:60]) for n in few)}{more}",
+                "error",
             )
             return
         app.runtime.model = agent.model = arg

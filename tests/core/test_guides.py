@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from peri_cli.core.guides import (
+    MAX_GUIDE_FILE_BYTES,
     MAX_IMPORT_DEPTH,
     GuideReadError,
     cut_to_budget,
@@ -225,7 +226,7 @@ def test_nested_import_is_relative_to_the_importing_file(ws: Path, home: Path) -
 def test_import_with_tilde_means_home(ws: Path, home: Path) -> None:
     write(home / "shared.md", "shared from home")
     write(ws / "CLAUDE.md", imp("~/shared.md"))
-    result = discover_guides(ws, home=home)
+    result = discover_guides(ws, home=home, allow_outside=True)  # a trusted workspace
     assert "shared from home" in result.text
     assert home / "shared.md" in result.files
 
@@ -384,10 +385,12 @@ def test_cut_property(text: str, budget: int) -> None:
         assert (shown, warning) == (text, None)
     else:
         body, note = shown.rsplit("[guide cut: ", 1)
-        kept = body if text.startswith(body) else body.removesuffix("\n")
-        assert text.startswith(kept)
         shown_bytes = int(note.split(" ", 1)[0])
-        assert shown_bytes == len(kept.encode()) <= budget
+        assert shown_bytes <= budget
+        kept = text.encode()[:shown_bytes].decode()  # never splits a character
+        # A newline is added before the note when the kept part does not end with one (it may
+        # equal the next character of the text, so compare with the byte count, not a prefix).
+        assert body in (kept, kept + "\n") and (body == kept or not kept.endswith("\n"))
         assert f"of {total} bytes shown" in note
         assert warning is not None
 
@@ -601,3 +604,160 @@ def test_chain_expands_exactly_max_depth_levels(length: int) -> None:
     assert [p.name for p in result.files] == [f"c{i}.md" for i in range(1, expanded + 1)]
     assert (imp(f"c{expanded + 1}.md") in result.text) == (length > MAX_IMPORT_DEPTH)
     assert len(result.warnings) == (1 if length > MAX_IMPORT_DEPTH else 0)
+
+
+# --- item 4: project guides stay inside the workspace ------------------------------------------
+
+
+@pytest.mark.parametrize("written", ["../secret.txt", "~/.ssh/id_rsa", "ABSOLUTE"])
+def test_item4_imports_outside_the_workspace_are_left_as_written(
+    ws: Path, home: Path, written: str
+) -> None:
+    secret = write(ws.parent / "secret.txt", "TOP SECRET")
+    write(home / ".ssh" / "id_rsa", "PRIVATE KEY")
+    target = str(secret) if written == "ABSOLUTE" else written
+    write(ws / "CLAUDE.md", f"rules\n{imp(target)}\n")
+    result = discover_guides(ws, home=home)
+    assert "SECRET" not in result.text and "PRIVATE" not in result.text
+    assert imp(target) in result.text
+    assert result.files == [ws / "CLAUDE.md"]
+    (found,) = result.outside
+    assert found.written == target and found.source == "CLAUDE.md"
+    assert not found.resolved.is_relative_to(ws)
+    assert result.warnings == []  # reported once, by the trust warning, not per import
+    trusted = discover_guides(ws, home=home, allow_outside=True)
+    assert "SECRET" in trusted.text or "PRIVATE" in trusted.text
+    assert trusted.outside == []
+
+
+def test_item4_import_through_a_symlink_out_is_outside(ws: Path, home: Path) -> None:
+    write(ws.parent / "secret.txt", "TOP SECRET")
+    (ws / "docs").mkdir()
+    (ws / "docs" / "notes.md").symlink_to(ws.parent / "secret.txt")
+    write(ws / "CLAUDE.md", imp("docs/notes.md"))
+    result = discover_guides(ws, home=home)
+    assert "SECRET" not in result.text
+    assert [o.resolved for o in result.outside] == [ws.parent / "secret.txt"]
+
+
+def test_item4_nested_import_out_of_an_inside_file_is_caught(ws: Path, home: Path) -> None:
+    write(ws.parent / "secret.txt", "TOP SECRET")
+    write(ws / "docs" / "a.md", "A\n" + imp("../../secret.txt"))
+    write(ws / "CLAUDE.md", imp("docs/a.md"))
+    result = discover_guides(ws, home=home)
+    assert "A" in result.text and "SECRET" not in result.text
+    assert [o.source for o in result.outside] == ["docs/a.md"]
+
+
+def test_item4_inside_imports_and_symlinks_still_work(ws: Path, home: Path) -> None:
+    write(ws / "docs" / "style.md", "STYLE")
+    (ws / "CLAUDE.md").symlink_to(ws / "docs" / "guide.md")
+    write(ws / "docs" / "guide.md", imp("docs/style.md"))  # relative to the link, as written
+    result = discover_guides(ws, home=home)
+    assert "STYLE" in result.text and result.outside == []
+
+
+def test_item4_guide_symlinked_out_of_the_workspace_is_skipped(ws: Path, home: Path) -> None:
+    write(ws.parent / "evil.md", "EVIL RULES")
+    (ws / "CLAUDE.md").symlink_to(ws.parent / "evil.md")
+    write(ws / ".claude" / "AGENTS.md", "fallback rules")
+    result = discover_guides(ws, home=home)
+    assert "EVIL" not in result.text
+    assert "fallback rules" in result.text  # the next candidate is used
+    assert [(o.written, o.resolved) for o in result.outside] == [
+        ("CLAUDE.md", ws.parent / "evil.md")
+    ]
+    assert "EVIL" in discover_guides(ws, home=home, allow_outside=True).text
+
+
+def test_item4_claude_local_symlinked_out_is_skipped(ws: Path, home: Path) -> None:
+    write(ws.parent / "evil.md", "EVIL")
+    (ws / "CLAUDE.local.md").symlink_to(ws.parent / "evil.md")
+    result = discover_guides(ws, home=home)
+    assert "EVIL" not in result.text and len(result.outside) == 1
+
+
+def test_item4_project_extra_paths_are_confined_user_ones_are_not(ws: Path, home: Path) -> None:
+    write(home / "mine.md", "MINE")
+    write(ws / "docs" / "rules.md", "IN REPO")
+    result = discover_guides(ws, home=home, project_paths=[Path("~/mine.md")])
+    assert "MINE" not in result.text
+    assert [o.written for o in result.outside] == ["~/mine.md"]
+    result = discover_guides(ws, home=home, project_paths=[Path("docs/rules.md")])
+    assert "IN REPO" in result.text and result.outside == []
+    result = discover_guides(ws, home=home, extra_paths=[Path("~/mine.md")])
+    assert "MINE" in result.text and result.outside == []
+
+
+def test_item4_user_guides_may_import_from_anywhere(ws: Path, home: Path, tmp_path: Path) -> None:
+    write(tmp_path / "shared" / "team.md", "TEAM")
+    write(home / "guides" / "CLAUDE.md", imp(str(tmp_path / "shared" / "team.md")))
+    result = discover_guides(ws, home=home, extra_paths=[home / "guides" / "CLAUDE.md"])
+    assert "TEAM" in result.text and result.outside == []
+
+
+def test_item4_missing_outside_import_is_just_missing(ws: Path, home: Path) -> None:
+    write(ws / "CLAUDE.md", imp("../nope.md"))
+    result = discover_guides(ws, home=home)
+    assert result.outside == []
+    assert "file not found" in result.warnings[0]
+
+
+# --- item 16: special files never block -------------------------------------------------------
+
+
+def test_item16_fifo_guide_and_import_do_not_hang(ws: Path, home: Path) -> None:
+    os.mkfifo(ws / "AGENTS.md")
+    os.mkfifo(ws / "pipe.md")
+    write(ws / "CLAUDE.md", "rules\n" + imp("pipe.md"))
+    result = discover_guides(ws, home=home)
+    assert result.files == [ws / "CLAUDE.md"]
+    assert imp("pipe.md") in result.text
+    assert any("AGENTS.md" in w and "FIFO" in w for w in result.warnings)
+    assert any("pipe.md" in w and "FIFO" in w for w in result.warnings)
+
+
+def test_item16_import_of_dev_zero_is_refused(ws: Path, home: Path) -> None:
+    write(ws / "CLAUDE.md", imp("/dev/zero"))
+    result = discover_guides(ws, home=home, allow_outside=True)
+    assert imp("/dev/zero") in result.text
+    assert "device" in result.warnings[0]
+
+
+def test_item16_oversized_guide_is_refused(ws: Path, home: Path) -> None:
+    (ws / "AGENTS.md").write_bytes(b"x" * (MAX_GUIDE_FILE_BYTES + 1))
+    write(ws / "CLAUDE.md", "small")
+    result = discover_guides(ws, home=home)
+    assert "small" in result.text
+    assert "larger than 1 MiB" in result.warnings[0]
+
+
+def test_item16_imports_stop_at_a_total_size(ws: Path, home: Path) -> None:
+    write(ws / "big.md", "x" * 1000)
+    write(ws / "CLAUDE.md", imp("big.md") * 10_000)
+    result = expand_imports(
+        (ws / "CLAUDE.md").read_text(),
+        ws / "CLAUDE.md",
+        read_guide_file,
+        max_imported_chars=5000,
+        label=lambda p: p.name,
+    )
+    assert result.text.count("x" * 1000) == 5
+    assert result.text.count(imp("big.md")) == 10_000 - 5
+    assert result.warnings == [
+        "CLAUDE.md: imports add up to more than 5000 characters; the rest are left as written"
+    ]
+    full = discover_guides(ws, home=home)  # the default cap holds the real guide too
+    assert "x" * 1000 in full.text and any("add up to" in w for w in full.warnings)
+
+
+def test_guide_warnings_show_control_characters(ws: Path, home: Path) -> None:
+    write(ws / "CLAUDE.md", imp("\x1b]52;c;aGk=\x07.md"))
+    (warning,) = discover_guides(ws, home=home).warnings
+    assert "\x1b" not in warning and "\x07" not in warning and "␛" in warning
+
+
+def test_dangling_link_out_of_the_workspace_is_just_missing(ws: Path, home: Path) -> None:
+    (ws / "CLAUDE.md").symlink_to(ws.parent / "gone.md")
+    result = discover_guides(ws, home=home)
+    assert result.outside == [] and result.files == []

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.permissions import PermissionPolicy, decide
+from peri_cli.core.permissions import PermissionPolicy, decide, protected_path
 
 
 @pytest.fixture
@@ -59,3 +59,49 @@ def test_allow_for_session_covers_the_tool_but_not_outside_writes(ws: Path, tmp_
     assert policy.decide("Write", "write", [ws / "a"]).action == "allow"
     assert policy.decide("Write", "write", [tmp_path / "a"]).action == "ask"
     assert policy.decide("Edit", "write", [ws / "a"]).action == "ask"
+
+
+# --- item 5: protected paths -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "shown"),
+    [
+        (".peri/settings.json", ".peri/"),
+        (".peri/settings.local.json", ".peri/"),
+        (".git/hooks/pre-commit", ".git/"),
+        (".mcp.json", ".mcp.json"),
+        (".claude/skills/x/SKILL.md", ".claude/"),
+        (".agents/skills/x/SKILL.md", ".agents/"),
+        ("vendor/lib/.git/config", "vendor/lib/.git/"),
+        ("sub/.peri/settings.json", "sub/.peri/"),
+        (".GIT/config", ".GIT/"),
+    ],
+)
+def test_item5_protected_paths_ask_even_in_accept_edits(ws: Path, rel: str, shown: str) -> None:
+    d = decide("accept-edits", "write", [ws / rel], ws)
+    assert d.action == "ask" and d.protected
+    assert d.reason == f"writes the protected path {shown}"
+    assert decide("default", "write", [ws / rel], ws).reason.endswith(shown)
+    assert decide("bypass", "write", [ws / rel], ws).action == "allow"
+    assert decide("plan", "write", [ws / rel], ws).action == "deny"
+
+
+@pytest.mark.parametrize("rel", ["src/git.py", ".gitignore", "docs/.github/x.yml", "a.md"])
+def test_ordinary_paths_are_not_protected(ws: Path, rel: str) -> None:
+    assert protected_path(ws / rel, ws) is None
+    assert decide("accept-edits", "write", [ws / rel], ws).action == "allow"
+
+
+def test_item5_a_symlink_into_a_protected_path_is_protected(ws: Path) -> None:
+    (ws / ".peri").mkdir()
+    (ws / "innocent.json").symlink_to(ws / ".peri" / "settings.json")
+    assert protected_path(ws / "innocent.json", ws) == ".peri/"
+    assert decide("accept-edits", "write", [ws / "innocent.json"], ws).action == "ask"
+
+
+def test_item5_allow_for_the_session_never_covers_a_protected_path(ws: Path) -> None:
+    policy = PermissionPolicy(mode="default", workspace=ws)
+    policy.session_allowed.add("Write")
+    assert policy.decide("Write", "write", [ws / "a.py"]).action == "allow"
+    assert policy.decide("Write", "write", [ws / ".peri" / "settings.json"]).action == "ask"

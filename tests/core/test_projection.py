@@ -280,7 +280,10 @@ def test_validator_finds_broken_views() -> None:
             Message.model_construct(role="assistant", content=[bad_input]),
             results(("1", "r")),
         ],
-        "empty text": [Message.model_construct(role="user", content=[TextPart(text="")])],
+        "empty or whitespace-only text": [
+            Message.model_construct(role="user", content=[TextPart(text="")])
+        ],
+        "whitespace-only": [Message.model_construct(role="user", content=[TextPart(text=" \n")])],
         "duplicate": [
             user_text("a"),
             assistant(use("1")),

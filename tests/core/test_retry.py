@@ -15,7 +15,7 @@ from peri_cli.core.provider import (
     StreamInterrupted,
     TextDelta,
 )
-from peri_cli.core.retry import Retrying, backoff_delay, stream_with_retries
+from peri_cli.core.retry import Retrying, backoff_delay, stream_with_retries, wait_text
 
 REQUEST = ModelRequest(model="m", frozen_system="F", dynamic_system="", messages=[user_text("hi")])
 DONE = MessageCompleted(
@@ -119,3 +119,59 @@ def test_backoff_is_capped_and_jittered_within_the_upper_half() -> None:
     high = [backoff_delay(n, base_delay=1, max_delay=30, jitter=lambda: 1.0) for n in range(1, 9)]
     assert low == [0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 15.0, 15.0]
     assert high == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+
+
+async def test_item17_a_long_retry_after_fails_at_once_saying_when() -> None:
+    sleep = Sleeps()
+    provider = Flaky([overloaded(retry_after=3600)])
+    events: list[StreamEvent | Retrying] = []
+    with pytest.raises(ProviderError) as error:
+        async for event in stream_with_retries(provider, REQUEST, sleep=sleep, clock=lambda: 0.0):
+            events.append(event)
+    assert provider.calls == 1 and sleep.delays == [] and events == []
+    message = str(error.value)
+    assert message.startswith("overloaded") and "1 h" in message and "try again in 1 h" in message
+    assert "(after " in message and not error.value.retryable
+    assert error.value.retry_after == 3600 and error.value.status == 529
+
+
+async def test_item17_the_cap_is_a_parameter_and_waits_within_it_are_kept() -> None:
+    sleep = Sleeps()
+    events = [
+        e
+        async for e in stream_with_retries(
+            Flaky([overloaded(retry_after=60), overloaded(retry_after=90)]),
+            REQUEST,
+            sleep=sleep,
+            max_wait=120,
+        )
+    ]
+    assert sleep.delays == [60, 90] and events[-1] == DONE
+    with pytest.raises(ProviderError, match="try again in 2 min"):
+        async for _ in stream_with_retries(
+            Flaky([overloaded(retry_after=90)]), REQUEST, sleep=sleep, max_wait=30
+        ):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (0.2, "1 s"),
+        (45, "45 s"),
+        (600, "10 min"),
+        (3600, "1 h"),
+        (12000, "3 h 20 min"),
+        (3 * 86400, "3 days"),
+        (1e300, "more than a year"),
+        (float("inf"), "more than a year"),
+    ],
+)
+def test_item17_waits_read_as_a_person_says_them(seconds: float, text: str) -> None:
+    assert wait_text(seconds) == text
+
+
+async def test_item17_huge_and_infinite_retry_after_fail_cleanly() -> None:
+    for wait in (1e300, float("inf")):
+        with pytest.raises(ProviderError, match="more than a year"):
+            await collect(Flaky([overloaded(retry_after=wait)]), Sleeps())

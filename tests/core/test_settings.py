@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from peri_cli.core.settings import (
     CompactSettings,
     Settings,
     SettingsError,
+    Source,
     load_settings,
     peri_home_from_env,
 )
@@ -39,6 +41,13 @@ def user_file(peri_home: Path, data: Any) -> Path:
 
 def project_file(ws: Path, data: Any) -> Path:
     path = ws / ".peri" / "settings.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(data) if not isinstance(data, str) else data, encoding="utf-8")
+    return path
+
+
+def local_file(ws: Path, data: Any) -> Path:
+    path = ws / ".peri" / "settings.local.json"
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(data) if not isinstance(data, str) else data, encoding="utf-8")
     return path
@@ -118,13 +127,25 @@ def test_maps_merge_entry_by_entry_and_entries_replace_whole(ws: Path, peri_home
             "mcpServers": {"time": {"command": "a", "args": ["x"]}, "db": {"command": "d"}},
         },
     )
-    project_file(
-        ws,
-        {"meta_harness": {"Skills": True}, "mcpServers": {"time": {"command": "b"}}},
-    )
+    project_file(ws, {"meta_harness": {"Skills": True}})
+    local_file(ws, {"meta_harness": {"Other": False}})
     s = load(ws, peri_home)
-    assert s.meta_harness == {"Skills": True, "BuiltInSubagents": False}
-    assert s.mcpServers == {"time": {"command": "b"}, "db": {"command": "d"}}
+    assert s.meta_harness == {"Skills": True, "BuiltInSubagents": False, "Other": False}
+    assert s.mcpServers == {"time": {"command": "a", "args": ["x"]}, "db": {"command": "d"}}
+
+
+def test_item5_project_mcp_servers_stay_apart_from_the_users(ws: Path, peri_home: Path) -> None:
+    user = user_file(peri_home, {"mcpServers": {"time": {"command": "a"}}})
+    project = project_file(ws, {"mcpServers": {"time": {"command": "evil"}, "x": {"url": "u"}}})
+    loaded = load_settings(ws, peri_home, {})
+    assert loaded.settings.mcpServers == {"time": {"command": "a"}}  # never a user server
+    servers = [(m.name, m.config, m.source.scope, m.source.where) for m in loaded.mcp_servers]
+    assert servers == [
+        ("time", {"command": "a"}, "user", str(user)),
+        ("time", {"command": "evil"}, "project", str(project)),
+        ("x", {"url": "u"}, "project", str(project)),
+    ]
+    assert [m.from_workspace for m in loaded.mcp_servers] == [False, True, True]
 
 
 def test_lists_are_replaced_not_concatenated(ws: Path, peri_home: Path) -> None:
@@ -355,3 +376,92 @@ def test_settings_are_immutable() -> None:
     s = Settings()
     with pytest.raises(ValueError):
         s.model = "x"
+
+
+# --- provenance, the local file, withheld values ------------------------------------------------
+
+
+def test_local_file_wins_over_project_and_every_value_keeps_its_file(
+    ws: Path, peri_home: Path
+) -> None:
+    user = user_file(peri_home, {"model": "u", "compact": {"protected_turns": 5}})
+    project = project_file(ws, {"model": "p", "provider": "openai"})
+    local = local_file(ws, {"model": "l", "compact": {"tool_result_keep_chars": 9}})
+    loaded = load_settings(ws, peri_home, {"PERI_CONTEXT_WINDOW": "1000"})
+    assert loaded.settings.model == "l"
+    assert loaded.files == [user, project, local]
+    assert [layer.scope for layer in loaded.layers] == ["user", "project", "local"]
+    assert loaded.source_of("model").scope == "local" and loaded.source_of("model").where == str(
+        local
+    )
+    assert loaded.source_of("provider").where == str(project)
+    assert loaded.source_of("compact.protected_turns").where == str(user)
+    assert loaded.source_of("compact.tool_result_keep_chars").scope == "local"
+    assert loaded.source_of("compact.micro_compact_threshold").scope == "default"
+    assert loaded.source_of("context_window") == Source("env", "PERI_CONTEXT_WINDOW")
+    assert str(loaded.source_of("permission_mode")) == "built-in default"
+
+
+def test_local_file_errors_name_the_local_file(ws: Path, peri_home: Path) -> None:
+    path = local_file(ws, {"permission_mode": 3})
+    assert error(ws, peri_home).startswith(f"{path}: permission_mode: expected")
+
+
+def test_withheld_values_are_left_out_and_listed(ws: Path, peri_home: Path) -> None:
+    user_file(peri_home, {"permission_mode": "plan"})
+    project = project_file(ws, {"permission_mode": "bypass", "model": "m"})
+    loaded = load_settings(ws, peri_home, {}, withhold=[(project, "permission_mode")])
+    assert loaded.settings.permission_mode == "plan"
+    assert loaded.settings.model == "m"
+    assert loaded.withheld == ((project, "permission_mode"),)
+
+
+def test_scrub_env_lists_add_up_across_files(ws: Path, peri_home: Path) -> None:
+    user_file(peri_home, {"scrub_env": ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"]})
+    project_file(ws, {"scrub_env": []})  # a repository cannot take a name back
+    local_file(ws, {"scrub_env": ["NPM_TOKEN", "GITHUB_TOKEN"]})
+    s = load(ws, peri_home)
+    assert s.scrub_env == ["GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "NPM_TOKEN"]
+    assert Settings().scrub_env == []
+    project_file(ws, {"scrub_env": "GITHUB_TOKEN"})
+    assert "scrub_env: expected a list" in error(ws, peri_home)
+
+
+# --- items 13 and 16: hostile files --------------------------------------------------------------
+
+
+def test_item13_deeply_nested_settings_are_one_clear_error(ws: Path, peri_home: Path) -> None:
+    path = project_file(ws, '{"mcpServers": {"x": ' + "[" * 100_000 + "]" * 100_000 + "}}")
+    assert error(ws, peri_home) == f"{path}: nested more than 64 levels deep"
+
+
+def test_item13_nesting_just_under_the_limit_is_fine(ws: Path, peri_home: Path) -> None:
+    project_file(ws, '{"mcpServers": {"x": ' + "[" * 60 + "]" * 60 + "}}")  # 62 levels in all
+    (server,) = load_settings(ws, peri_home, {}).mcp_servers
+    assert json.dumps(server.config) == "[" * 60 + "]" * 60
+
+
+@pytest.mark.parametrize("name", ["settings.json", "settings.local.json"])
+def test_item16_fifo_settings_file_is_an_error_not_a_hang(
+    ws: Path, peri_home: Path, name: str
+) -> None:
+    (ws / ".peri").mkdir()
+    os.mkfifo(ws / ".peri" / name)
+    message = error(ws, peri_home)
+    assert message.startswith(f"{ws / '.peri' / name}: is a FIFO")
+
+
+def test_item16_oversized_settings_file_is_refused(ws: Path, peri_home: Path) -> None:
+    path = project_file(ws, '{"model": "' + "x" * (2 << 20) + '"}')
+    assert error(ws, peri_home).startswith(f"{path}: is larger than 1 MiB")
+
+
+def test_huge_integer_is_a_clear_error(ws: Path, peri_home: Path) -> None:
+    path = project_file(ws, '{"context_window": ' + "9" * 5000 + "}")
+    assert error(ws, peri_home).startswith(f"{path}: invalid JSON")
+
+
+def test_unknown_key_warning_shows_control_characters(ws: Path, peri_home: Path) -> None:
+    project_file(ws, {"evil\u001b]52;c;x\u0007": 1})
+    (warning,) = load_settings(ws, peri_home, {}).warnings
+    assert "\x1b" not in warning and "\x07" not in warning and "␛" in warning

@@ -334,3 +334,139 @@ async def test_missing_credentials_is_a_clear_error(
     with pytest.raises(ProviderError, match="ANTHROPIC_API_KEY") as error:
         await collect(provider, request(user_text("hi")))
     assert not error.value.retryable and server.requests == []
+
+
+async def no_sleep(_seconds: float) -> None:
+    pass
+
+
+async def test_item10_invalid_json_in_stream_is_retried(
+    server: FakeServer, provider: AnthropicProvider
+) -> None:
+    server.set_script([{"text": "one two three", "invalid_json_at": 4}])
+    with pytest.raises(StreamInterrupted) as error:
+        await collect(provider, request(user_text("hi")))
+    assert error.value.retryable and "JSON" in str(error.value)
+    server.set_script([{"text": "one two three", "invalid_json_at": 4}, {"text": "recovered"}])
+    events = [
+        e async for e in stream_with_retries(provider, request(user_text("hi")), sleep=no_sleep)
+    ]
+    assert [e.attempt for e in events if isinstance(e, Retrying)] == [2]
+    assert isinstance(events[-1], MessageCompleted) and events[-1].message.text == "recovered"
+
+
+@pytest.mark.parametrize("data", ["42", "[1, 2]", "null", '{"type": "message_delta"}'])
+async def test_item10_an_event_of_the_wrong_shape_is_a_dropped_stream(
+    server: FakeServer, provider: AnthropicProvider, data: str
+) -> None:
+    server.set_script([{"text": "a b", "invalid_json_at": 4, "bad_data": data}])
+    with pytest.raises(StreamInterrupted):
+        await collect(provider, request(user_text("hi")))
+
+
+async def test_item10_invalid_json_every_time_fails_cleanly(
+    server: FakeServer, provider: AnthropicProvider
+) -> None:
+    server.set_script([{"text": "x y", "invalid_json_at": 2}] * 3)
+    with pytest.raises(ProviderError) as error:
+        async for _ in stream_with_retries(
+            provider, request(user_text("hi")), max_attempts=3, sleep=no_sleep
+        ):
+            pass
+    assert "JSON" in str(error.value) and len(server.requests) == 3
+
+
+async def test_item17_an_hour_long_retry_after_fails_at_once(
+    server: FakeServer, provider: AnthropicProvider
+) -> None:
+    server.set_script([{"status": 429, "retry_after": 3600}, {"text": "too late"}])
+    delays: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        delays.append(seconds)
+
+    with pytest.raises(ProviderError) as error:
+        async for _ in stream_with_retries(provider, request(user_text("hi")), sleep=sleep):
+            pass
+    assert delays == [] and len(server.requests) == 1
+    assert "429" in str(error.value) and "try again in 1 h" in str(error.value)
+
+
+async def test_issue10_a_stream_without_usage_reports_none(
+    server: FakeServer, provider: AnthropicProvider
+) -> None:
+    server.set_script([{"text": "no usage here", "no_usage": True}])
+    _, done = await collect(provider, request(user_text("hi")))
+    assert done.usage is None and done.message.text == "no usage here"
+
+
+async def test_issue10_model_list_is_asked_once_and_knows_the_aliases(
+    server: FakeServer, provider: AnthropicProvider
+) -> None:
+    server.set_models(["claude-sonnet-4-5-20250929", "claude-sonnet-4-20250514", "claude-x"])
+    models = await provider.list_models()
+    assert models is not None and models[:3] == [
+        "claude-sonnet-4-5-20250929",
+        "claude-sonnet-4-20250514",
+        "claude-x",
+    ]
+    assert {"claude-sonnet-4-5", "claude-sonnet-4-0", "claude-sonnet-4-5-latest"} <= set(models)
+    assert await provider.list_models() == models
+    asked = [r for r in server.requests if r["path"].startswith("/v1/models")]
+    assert len(asked) == 1 and "anthropic-version" in asked[0]["headers"]
+
+
+async def test_issue10_no_list_or_no_server_gives_none(server: FakeServer) -> None:
+    server.set_models(None)
+    assert await AnthropicProvider(api_key=KEY, base_url=server.url).list_models() is None
+    with FakeServer() as gone:
+        url = gone.url
+    assert await AnthropicProvider(api_key=KEY, base_url=url).list_models() is None
+
+
+PASSWORD = "hunter2-PWD-7731"
+
+
+async def test_item6_password_in_base_url_is_never_shown(
+    server: FakeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_password = server.url.replace("http://", f"http://peri:{PASSWORD}@")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", with_password)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    provider = make_provider("anthropic")
+    server.set_script(
+        [
+            {"status": 500, "message": f"upstream {with_password}/v1/messages failed"},
+            {"status": 400, "message": f"wrong password {PASSWORD}"},
+        ]
+    )
+    for _ in range(2):
+        with pytest.raises(ProviderError) as error:
+            await collect(provider, request(user_text("hi")))
+        assert PASSWORD not in str(error.value)
+    with FakeServer() as gone:
+        dead = gone.url.replace("http://", f"http://peri:{PASSWORD}@")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", dead)
+    with pytest.raises(ProviderError) as unreachable:
+        await collect(make_provider("anthropic"), request(user_text("hi")))
+    message = str(unreachable.value)
+    assert PASSWORD not in message and "could not reach" in message and "***@127.0.0.1" in message
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"http://u:{PASSWORD}@127.0.0.1:99999/",
+        f"http://u:{PASSWORD}@[::1/",
+        f"ftp://u:{PASSWORD}@host/",
+        "http://u:hunter2/PWD-7731@127.0.0.1:1/",
+    ],
+)
+async def test_item6_an_unusable_base_url_is_one_clear_line_without_its_password(url: str) -> None:
+    provider = AnthropicProvider(api_key=KEY, base_url=url)
+    with pytest.raises(ProviderError) as error:
+        await collect(provider, request(user_text("hi")))
+    message = str(error.value)
+    assert "ANTHROPIC_BASE_URL" in message and "not a usable URL" in message
+    assert "hunter2" not in message and "\n" not in message and not error.value.retryable
+    assert await provider.list_models() is None

@@ -89,3 +89,12 @@ def test_make_provider_knows_the_names() -> None:
     assert make_provider("openai", api_key="k").name == "openai"
     with pytest.raises(ValueError, match="unknown provider"):
         make_provider("nope")
+
+
+async def test_issue10_model_list_is_asked_once_and_usage_can_be_withheld() -> None:
+    listed = ScriptedProvider(models=["a", "b"])
+    assert await listed.list_models() == ["a", "b"]
+    assert await listed.list_models() == ["a", "b"] and listed.model_list_asks == 1
+    assert await ScriptedProvider().list_models() is None
+    events = await run(ScriptedProvider([ScriptedReply(text="x", report_usage=False)]), request())
+    assert isinstance(events[-1], MessageCompleted) and events[-1].usage is None

@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import peri_cli.tools
-from peri_cli.core.tools import ToolContext, ToolRegistry, spec_of
+from peri_cli.core.tools import ToolContext, ToolRegistry
 from peri_cli.tools import builtin_tools
 
 CONTRACT_INPUTS = {
@@ -19,7 +19,7 @@ def test_one_of_each_with_contract_inputs_and_kinds() -> None:
     tools = builtin_tools()
     assert [t.name for t in tools] == ["Read", "Write", "Edit", "Bash", "Glob", "Grep"]
     for tool in tools:
-        spec = spec_of(tool)
+        spec = tool.spec()
         assert set(spec.input_schema["properties"]) == CONTRACT_INPUTS[tool.name]
         assert all(p.get("description") for p in spec.input_schema["properties"].values())
         assert tool.kind == KINDS.get(tool.name, "execute")
@@ -32,7 +32,7 @@ def test_descriptions_come_from_sibling_markdown() -> None:
         assert tool.description() == (package / f"{module}.md").read_text(encoding="utf-8")
 
 
-def test_only_writers_have_target_paths(ctx: ToolContext) -> None:
+def test_writes_name_the_files_writers_change(ctx: ToolContext) -> None:
     registry = ToolRegistry()
     for tool in builtin_tools():
         registry.add(tool)
@@ -47,6 +47,10 @@ def test_only_writers_have_target_paths(ctx: ToolContext) -> None:
     for name, raw in sample.items():
         found = registry.get(name)
         assert found is not None
-        paths = found.target_paths(found.Params.model_validate(raw), ctx)
-        expected = [ctx.workspace.resolve() / "a"] if found.kind == "write" else []
-        assert paths == expected, name
+        writes = found.writes(found.validate(raw), ctx)
+        if found.kind == "write":
+            assert writes.paths == (ctx.workspace.resolve() / "a",) and not writes.anything
+        elif found.kind == "read":
+            assert not writes, name
+        else:  # a shell command may change anything
+            assert writes.anything, name

@@ -119,4 +119,4 @@ async def test_binary_file_is_refused(ctx: ToolContext) -> None:
 
 def test_target_paths_are_resolved(ctx: ToolContext) -> None:
     params = EditParams(file_path="sub/../m.py", old_string="a", new_string="b")
-    assert EditTool().target_paths(params, ctx) == [ctx.workspace.resolve() / "m.py"]
+    assert EditTool().writes(params, ctx).paths == (ctx.workspace.resolve() / "m.py",)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.tools import ToolContext, ToolError, ToolOutput, parse_params
+from peri_cli.core.tools import ToolContext, ToolError, ToolOutput
 from peri_cli.tools.grep import MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_LINES, GrepParams, GrepTool
 
 BACKENDS = [
@@ -162,7 +162,7 @@ async def test_backends_agree(ctx: ToolContext, tree: Path) -> None:
 
 def test_unknown_flags_are_rejected_so_the_model_can_fix_them() -> None:
     with pytest.raises(ToolError, match="-i"):
-        parse_params(GrepTool(use_ripgrep=False), {"pattern": "x", "-i": True})
+        GrepTool(use_ripgrep=False).validate({"pattern": "x", "-i": True})
 
 
 # Item 15: Grep never hangs: FIFOs are skipped, the work is bounded, a call can be cancelled.

@@ -4,7 +4,7 @@ import os
 import pytest
 
 from peri_cli.core.messages import ImagePart, TextPart
-from peri_cli.core.tools import ToolContext, ToolError, ToolOutput, parse_params
+from peri_cli.core.tools import ToolContext, ToolError, ToolOutput
 from peri_cli.tools.read import MAX_LINE_CHARS, ReadParams, ReadTool
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + b"\0" * 40
@@ -156,12 +156,12 @@ async def test_permission_denied_is_an_error_result(ctx: ToolContext) -> None:
 
 def test_bad_offset_is_a_tool_error() -> None:
     with pytest.raises(ToolError, match="offset"):
-        parse_params(ReadTool(), {"file_path": "a", "offset": 0})
+        ReadTool().validate({"file_path": "a", "offset": 0})
 
 
 def test_params_are_the_contract_inputs(ctx: ToolContext) -> None:
     assert set(ReadParams.model_json_schema()["properties"]) == {"file_path", "offset", "limit"}
-    assert ReadTool().target_paths(ReadParams(file_path="a"), ctx) == []
+    assert not ReadTool().writes(ReadParams(file_path="a"), ctx)
 
 
 async def test_item15_read_of_a_fifo_returns_at_once(ctx: ToolContext) -> None:

@@ -70,9 +70,9 @@ def test_target_paths_are_resolved(ctx: ToolContext, tmp_path: Path) -> None:
     outside.mkdir()
     (ctx.workspace / "escape").symlink_to(outside)
     tool = WriteTool()
-    assert tool.target_paths(WriteParams(file_path="escape/x.txt", content=""), ctx) == [
-        outside.resolve() / "x.txt"
-    ]
-    assert tool.target_paths(WriteParams(file_path="a/../../y.txt", content=""), ctx) == [
-        tmp_path.resolve() / "y.txt"
-    ]
+    assert tool.writes(WriteParams(file_path="escape/x.txt", content=""), ctx).paths == (
+        outside.resolve() / "x.txt",
+    )
+    assert tool.writes(WriteParams(file_path="a/../../y.txt", content=""), ctx).paths == (
+        tmp_path.resolve() / "y.txt",
+    )

@@ -1,0 +1,89 @@
+"""What the runtime calls to bring up MCP: gather the entries, decide what may start (project
+servers only in a trusted workspace), start the manager, and say what was skipped; again when the
+workspace becomes trusted mid-run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from peri_cli.core.childenv import child_env
+from peri_cli.core.settings import McpServerSetting
+from peri_cli.core.textsafe import visible
+from peri_cli.mcp.config import gather_configs
+from peri_cli.mcp.manager import McpManager
+from peri_cli.mcp.plan import UNTRUSTED, StartPlan, plan_servers
+from peri_cli.mcp.status import timeouts_from_env
+
+
+@dataclass
+class Boot:
+    manager: McpManager | None  # None when nothing is configured
+    warnings: list[str] = field(default_factory=list)  # one line each, safe to show
+
+
+def plan_run(
+    workspace: Path,
+    env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting],
+    *,
+    trusted: bool,
+) -> tuple[StartPlan, list[str]]:
+    """The plan, and one warning line per broken entry and per project server left out for a
+    reason other than trust (core's trust warning already names what an untrusted workspace's
+    files asked for, `.mcp.json` servers included)."""
+    configs = gather_configs(workspace, env, settings_servers)
+    plan = plan_servers(configs, trusted=trusted)
+    warnings = [visible(f"MCP config skipped: {p}") for p in configs.problems]
+    warnings += [
+        visible(f"MCP server {s.config.name!r} from {s.config.source} not started: {s.reason}")
+        for s in plan.skipped
+        if not s.shadowed and s.reason != UNTRUSTED
+    ]
+    return plan, warnings
+
+
+def start_servers(
+    workspace: Path,
+    env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting],
+    *,
+    trusted: bool,
+    log_dir: Path | None = None,
+    scrub_env: Iterable[str] = (),
+) -> Boot:
+    """Plan and start in the background (returns at once). `${VAR}`s expand from all of `env`;
+    stdio servers start from `env` without Peri's credentials and the `scrub_env` names."""
+    plan, warnings = plan_run(workspace, env, settings_servers, trusted=trusted)
+    if not plan.start and not plan.skipped:
+        return Boot(None, warnings)
+    manager = McpManager(
+        plan.start,
+        skipped=plan.skipped,
+        timeouts=timeouts_from_env(env),
+        env=child_env(env, scrub_env),
+        log_dir=log_dir,
+    )
+    manager.start()
+    return Boot(manager, warnings)
+
+
+def trust_granted(
+    boot: Boot,
+    workspace: Path,
+    env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting],
+    *,
+    log_dir: Path | None = None,
+    scrub_env: Iterable[str] = (),
+) -> Boot:
+    """The workspace is trusted now: start its project servers too (those already running
+    keep running)."""
+    if boot.manager is None:
+        return start_servers(
+            workspace, env, settings_servers, trusted=True, log_dir=log_dir, scrub_env=scrub_env
+        )
+    plan, warnings = plan_run(workspace, env, settings_servers, trusted=True)
+    boot.manager.add(plan.start)
+    return Boot(boot.manager, warnings)

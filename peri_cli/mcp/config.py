@@ -1,0 +1,312 @@
+"""MCP server entries in Claude Code's `mcpServers` format, read with their scope.
+
+User servers come from `$PERI_HOME/settings.json`; project servers from the workspace's `.mcp.json`
+and its `.peri/settings.json` / `.peri/settings.local.json` (later wins on a name). The settings
+files are read by `core/settings.py` (which keeps a repository's servers apart until the workspace
+is trusted); `.mcp.json` is read here. A project entry runs commands on the user's machine, so the
+scope travels with every entry (see `plan.py`). A malformed entry or file is reported as a problem
+and skipped; it never stops Peri.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from peri_cli.core.safe_read import SafeReadError, read_text
+from peri_cli.core.settings import McpServerSetting
+
+Scope = Literal["user", "project"]
+Transport = Literal["stdio", "http", "sse"]
+
+_TYPES: dict[str, Transport] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamableHttp": "http",
+    "sse": "sse",
+}
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server as configured, its `${VAR}`s expanded; `raw` is the entry as written."""
+
+    name: str
+    scope: Scope
+    source: Path
+    transport: Transport
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    always_load: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def fingerprint(self) -> str:
+        """A stable digest of the entry as written, so a trust decision can notice a change."""
+        text = json.dumps(self.raw, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(f"{self.name}\0{text}".encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        """What it runs or where it connects, for a trust dialog or `/mcp` (no header values)."""
+        if self.transport == "stdio":
+            return " ".join([self.command, *self.args])
+        return f"{self.transport} {self.url}"
+
+
+@dataclass(frozen=True)
+class ConfigProblem:
+    """A file or entry that was skipped, in one line naming where it is."""
+
+    source: Path
+    server: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}: mcpServers.{self.server}" if self.server else str(self.source)
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class ServerConfigs:
+    """Every valid entry, lowest precedence first (user, then project files), plus the problems."""
+
+    servers: tuple[ServerConfig, ...] = ()
+    problems: tuple[ConfigProblem, ...] = ()
+
+
+class EntryError(ValueError):
+    """An entry that cannot be used; the message says which field and why."""
+
+
+MCP_JSON = ".mcp.json"
+
+
+def gather_configs(
+    workspace: Path,
+    env: Mapping[str, str],
+    settings_servers: Iterable[McpServerSetting] = (),
+) -> ServerConfigs:
+    """Every entry, lowest precedence first: the user's settings, the workspace's `.mcp.json`,
+    then the workspace's settings files (`settings_servers` is `LoadedSettings.mcp_servers`)."""
+    user = [s for s in settings_servers if not s.from_workspace]
+    project = [s for s in settings_servers if s.from_workspace]
+    parts = [
+        from_settings(user, workspace, env),
+        load_mcp_json(workspace, env),
+        from_settings(project, workspace, env),
+    ]
+    return ServerConfigs(
+        tuple(c for p in parts for c in p.servers), tuple(x for p in parts for x in p.problems)
+    )
+
+
+def from_settings(
+    servers: Iterable[McpServerSetting], workspace: Path, env: Mapping[str, str]
+) -> ServerConfigs:
+    """Entries the settings files hold, each parsed with the scope of its file."""
+    found: list[ServerConfig] = []
+    problems: list[ConfigProblem] = []
+    for server in servers:
+        scope: Scope = "project" if server.from_workspace else "user"
+        source = Path(server.source.where or "settings")
+        try:
+            found.append(
+                parse_entry(server.name, server.config, scope, source, env=env, workspace=workspace)
+            )
+        except EntryError as e:
+            problems.append(ConfigProblem(source, server.name, str(e)))
+    return ServerConfigs(tuple(found), tuple(problems))
+
+
+def load_mcp_json(workspace: Path, env: Mapping[str, str]) -> ServerConfigs:
+    """The workspace's `.mcp.json`: nothing when absent, a problem when broken."""
+    path = workspace / MCP_JSON
+    try:
+        data = _read_object(path, workspace)
+    except EntryError as e:
+        return ServerConfigs(problems=(ConfigProblem(path, None, str(e)),))
+    if data is None:
+        return ServerConfigs()
+    return parse_servers(data.get("mcpServers"), "project", path, env, workspace)
+
+
+def parse_servers(
+    block: Any, scope: Scope, source: Path, env: Mapping[str, str], workspace: Path
+) -> ServerConfigs:
+    """The `mcpServers` object of one file; each bad entry is a problem, the rest still load."""
+    if block is None:
+        return ServerConfigs()
+    if not isinstance(block, dict):
+        problem = ConfigProblem(source, None, _expected("mcpServers", block))
+        return ServerConfigs(problems=(problem,))
+    servers: list[ServerConfig] = []
+    problems: list[ConfigProblem] = []
+    for name, entry in block.items():
+        try:
+            servers.append(parse_entry(name, entry, scope, source, env=env, workspace=workspace))
+        except EntryError as e:
+            problems.append(ConfigProblem(source, name, str(e)))
+    return ServerConfigs(tuple(servers), tuple(problems))
+
+
+def parse_entry(
+    name: str,
+    entry: Any,
+    scope: Scope,
+    source: Path,
+    *,
+    env: Mapping[str, str],
+    workspace: Path,
+) -> ServerConfig:
+    """One entry, validated and expanded, or EntryError."""
+    if not name.strip() or any(ord(c) < 0x20 for c in name):
+        raise EntryError("a server needs a printable, non-empty name")
+    if not isinstance(entry, dict):
+        raise EntryError(_expected("the entry", entry))
+    kind = entry.get("type")
+    if kind is None:
+        transport: Transport = "http" if "url" in entry and "command" not in entry else "stdio"
+    elif isinstance(kind, str) and kind in _TYPES:
+        transport = _TYPES[kind]
+    else:
+        raise EntryError(f'type: expected "stdio", "http" or "sse", got {_show(kind)}')
+    always_load = entry.get("alwaysLoad", False)
+    if not isinstance(always_load, bool):
+        raise EntryError(_expected("alwaysLoad", always_load, "true or false"))
+    x = _Expander(env)
+    common: dict[str, Any] = {
+        "name": name,
+        "scope": scope,
+        "source": source,
+        "transport": transport,
+        "always_load": always_load,
+        "raw": entry,
+    }
+    if transport == "stdio":
+        command = x.expand(_string(entry, "command", required=True))
+        if not command.strip():
+            raise EntryError("command: must not be empty")
+        args = tuple(x.expand(a) for a in _strings(entry, "args"))
+        server_env = {k: x.expand(v) for k, v in _string_map(entry, "env").items()}
+        cwd_text = x.expand(_string(entry, "cwd"))
+        cwd = (workspace / Path(cwd_text).expanduser()) if cwd_text else None
+        x.check()
+        return ServerConfig(**common, command=command, args=args, env=server_env, cwd=cwd)
+    url = x.expand(_string(entry, "url", required=True))
+    if not re.match(r"^https?://[^/\s]+", url):
+        raise EntryError(f"url: expected an http:// or https:// address, got {_show(url)}")
+    headers = {k: x.expand(v) for k, v in _string_map(entry, "headers").items()}
+    x.check()
+    return ServerConfig(**common, url=url, headers=headers)
+
+
+class _Expander:
+    """`${VAR}` and `${VAR:-default}` from the environment; unset names are collected."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.missing: list[str] = []
+
+    def expand(self, text: str) -> str:
+        return _VAR.sub(self._one, text)
+
+    def _one(self, m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        value = self.env.get(name)
+        if value is not None and (value or default is None):
+            return value
+        if default is not None:
+            return default
+        if name not in self.missing:
+            self.missing.append(name)
+        return ""
+
+    def check(self) -> None:
+        if self.missing:
+            names = ", ".join(self.missing)
+            raise EntryError(f"needs environment variable {names}, which is not set")
+
+
+def _string(entry: dict[str, Any], key: str, *, required: bool = False) -> str:
+    value = entry.get(key)
+    if value is None:
+        if required:
+            raise EntryError(f"{key}: required")
+        return ""
+    if not isinstance(value, str):
+        raise EntryError(_expected(key, value, "a string"))
+    return value
+
+
+def _strings(entry: dict[str, Any], key: str) -> list[str]:
+    value = entry.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise EntryError(_expected(key, value, "a list of strings"))
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise EntryError(_expected(f"{key}[{i}]", item, "a string"))
+    return list(value)
+
+
+def _string_map(entry: dict[str, Any], key: str) -> dict[str, str]:
+    value = entry.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise EntryError(_expected(key, value, "an object of strings"))
+    for k, v in value.items():
+        if not isinstance(v, str):
+            raise EntryError(_expected(f"{key}.{k}", v, "a string"))
+    return dict(value)
+
+
+def _read_object(path: Path, inside: Path) -> dict[str, Any] | None:
+    """The file's top-level object through the shared guard (a regular file inside the workspace,
+    not huge); None when there is no file."""
+    try:
+        text = read_text(path, inside=inside)
+    except SafeReadError as e:
+        if e.missing:
+            return None
+        raise EntryError(f"{e.reason}; ignored") from e
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise EntryError(f"invalid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
+    if not isinstance(data, dict):
+        raise EntryError("expected a JSON object at the top level")
+    return data
+
+
+def _expected(key: str, value: Any, what: str = "an object") -> str:
+    return f"{key}: expected {what}, got {_show(value)}"
+
+
+def _show(value: Any) -> str:
+    """A short rendering of a bad value (long strings are described: they may be secrets)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value) if len(value) <= 40 else f"a string of {len(value)} characters"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null" if value is None else type(value).__name__

@@ -1,0 +1,73 @@
+"""Checking a model's arguments against a server's JSON input schema, once per call.
+
+The schema comes from the server, so it is untrusted: a `$ref` never makes Peri fetch anything
+(an empty reference registry), and a schema that is itself invalid degrades to "an object".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+MAX_ERRORS = 3
+MAX_MESSAGE = 200
+
+# `validate(raw)` returns None when `raw` fits, else the problems in one line.
+Check = Callable[[dict[str, Any]], str | None]
+
+
+class SchemaProblem(ValueError):
+    """The server's schema cannot be used as given."""
+
+
+def normalize_schema(schema: Any) -> dict[str, Any]:
+    """The schema as providers want it (an object at the root), or SchemaProblem."""
+    if not isinstance(schema, dict):
+        raise SchemaProblem("its input schema is not a JSON object")
+    kind = schema.get("type")
+    if kind is None:
+        return {"type": "object", **schema}
+    if kind != "object":
+        raise SchemaProblem(f"its input schema describes {json.dumps(kind)}, not an object")
+    return schema
+
+
+def compile_check(schema: dict[str, Any]) -> tuple[Check, str | None]:
+    """A checker for `schema`, and a note when the schema is broken (then only the shape counts)."""
+    import jsonschema
+    import referencing
+    from jsonschema.exceptions import SchemaError, relevance
+
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as e:
+        note = f"invalid input schema ({_short(e.message)}); only the shape is checked"
+        return _object_only, note
+    validator = cls(schema, registry=referencing.Registry())
+
+    def check(raw: dict[str, Any]) -> str | None:
+        try:
+            errors = sorted(validator.iter_errors(raw), key=relevance)
+        except Exception as e:  # an unresolvable $ref, a pathological pattern
+            return f"the input could not be checked against the schema ({_short(str(e))})"
+        if not errors:
+            return None
+        return "; ".join(_describe(e) for e in errors[:MAX_ERRORS])
+
+    return check, None
+
+
+def _object_only(raw: dict[str, Any]) -> str | None:
+    return None if isinstance(raw, dict) else "the input must be a JSON object"
+
+
+def _describe(error: Any) -> str:
+    path = ".".join(str(p) for p in error.absolute_path) or "input"
+    return f"{path}: {_short(error.message)}"
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"

@@ -1,0 +1,148 @@
+"""Ask once whether to trust a workspace whose files would loosen something, naming each thing.
+
+Everything shown comes from the repository (paths, setting values, import targets), so the text is
+built from `Text` pieces with every string passed through `visible`, never from markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from peri_cli.core.textsafe import visible
+from peri_cli.core.trust import Loosening, TrustState
+
+CHOICES: list[tuple[bool, str, str]] = [
+    (True, "Trust this folder", "remembered for this folder"),
+    (False, "Don't trust", "run with all of this ignored"),
+]
+
+
+class TrustHost(Protocol):
+    """What the dialog needs from the runtime (the TUI does not import the composition root)."""
+
+    workspace: Path
+    trust: TrustState | None
+
+    @property
+    def trust_pending(self) -> bool: ...
+
+    def answer_trust(self, answer: bool | None) -> None: ...
+
+
+def dialog_text(workspace: Path, loosenings: Sequence[Loosening]) -> Text:
+    """The question: the folder, then each thing trust would enable, one per line."""
+    text = Text()
+    text.append("Trust this folder?\n", style="bold")
+    text.append(visible(str(workspace)), style="bold")
+    text.append("\n\nIts files ask for what Peri does only in a folder you trust:\n")
+    for item in loosenings:
+        text.append("  • ")
+        text.append(visible(item.what))
+        text.append(f"  (from {visible(item.source)})", style="dim")
+        text.append("\n")
+    text.append(
+        "\nTrust it only if you trust where it came from: a cloned repository can ship these "
+        "files.",
+        style="dim",
+    )
+    return text
+
+
+class TrustDialog(ModalScreen[bool | None]):
+    """Trust (True), don't trust (False), or no answer yet (None: Esc, asked again next run)."""
+
+    DEFAULT_CSS = """
+    TrustDialog { align: center middle; }
+    TrustDialog > Vertical {
+        width: 90%;
+        max-width: 110;
+        height: auto;
+        max-height: 90%;
+        border: round $warning;
+        background: $surface;
+        padding: 0 1;
+    }
+    TrustDialog VerticalScroll { height: auto; max-height: 20; }
+    TrustDialog #trust-choices { padding: 1 0 0 0; }
+    TrustDialog #trust-help { color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", "Up", show=False, priority=True),
+        Binding("down", "move(1)", "Down", show=False, priority=True),
+        Binding("enter", "choose", "Choose", priority=True),
+        Binding("1,y,t", "answer(True)", "Trust"),
+        Binding("2,n", "answer(False)", "Don't trust"),
+        Binding("escape", "dismiss_none", "Decide later"),
+    ]
+
+    selected = reactive(0)
+
+    def __init__(self, workspace: Path, loosenings: Sequence[Loosening]) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.loosenings = list(loosenings)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            with VerticalScroll():
+                yield Static(dialog_text(self.workspace, self.loosenings), id="trust-body")
+            yield Static(self._choices(), id="trust-choices")
+            yield Static(
+                Text("↑↓ Enter, or 1 / 2 (y / n); Esc decides later (asked again next time)"),
+                id="trust-help",
+            )
+
+    def _choices(self) -> Text:
+        text = Text()
+        for i, (_, label, note) in enumerate(CHOICES):
+            line = f"{i + 1}. {label}"
+            if i == self.selected:
+                text.append(f" › {line} ", style="reverse")
+            else:
+                text.append(f"   {line} ")
+            text.append(f"  {note}\n", style="dim")
+        return text
+
+    def watch_selected(self) -> None:
+        if self.is_mounted:
+            self.query_one("#trust-choices", Static).update(self._choices())
+
+    def action_move(self, step: int) -> None:
+        self.selected = (self.selected + step) % len(CHOICES)
+
+    def action_choose(self) -> None:
+        self.dismiss(CHOICES[self.selected][0])
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+async def settle_trust(app: App[Any], host: TrustHost) -> None:
+    """Ask the trust question if the runtime has one open, and apply the answer; call this
+    before the session is attached (the answer decides the mode and the frozen guide text)."""
+    if not host.trust_pending or host.trust is None:
+        return
+    answered: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
+
+    def done(answer: bool | None) -> None:
+        if not answered.done():
+            answered.set_result(answer)
+
+    await app.push_screen(TrustDialog(host.workspace, host.trust.loosenings), callback=done)
+    answer = await answered
+    # Recording the answer and starting the session touch the disk: off the event loop.
+    await asyncio.to_thread(host.answer_trust, answer)
