@@ -12,7 +12,6 @@ import subprocess
 import threading
 import time
 import uuid
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -106,7 +105,7 @@ def _end_group_now(pgids: list[int], grace: float) -> None:
         time.sleep(_POLL_SECONDS)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Job:
     """A background command. Its shell is waited for without being reaped (`waitid` with
     WNOWAIT), so the shell's pid, which is the group id, cannot be reused by an unrelated process
@@ -140,25 +139,29 @@ class _Job:
         with contextlib.suppress(subprocess.TimeoutExpired, ChildProcessError):
             self.proc.wait(timeout=1.0)
         self.reaped = True
+        _JOBS.discard(self)
 
 
-# Every BashTool that started a background command, so that Peri's exit ends all of them (a
-# tool dropped with its agent included); the exit hook is registered by the first such command.
-_TOOLS: weakref.WeakSet[BashTool] = weakref.WeakSet()
+# Every background command not yet released, whichever BashTool started it (a SubAgent's, or
+# one dropped with its agent), so that Peri's exit ends them all; the exit hook is registered
+# by the first background command.
+_JOBS: set[_Job] = set()
 _exit_hook_registered = False
 
 
-def _track(tool: BashTool) -> None:
+def _track(job: _Job) -> None:
     global _exit_hook_registered
-    _TOOLS.add(tool)
+    _JOBS.add(job)
     if not _exit_hook_registered:
         atexit.register(_terminate_all)
         _exit_hook_registered = True
 
 
-def _terminate_all() -> None:
-    for tool in list(_TOOLS):
-        tool.terminate_background()
+def _terminate_all(grace: float = 2.0) -> None:
+    jobs = list(_JOBS)
+    _end_group_now([j.pgid for j in jobs if not j.reaped], grace)
+    for job in jobs:
+        job.release()
 
 
 class _Capture:
@@ -367,7 +370,7 @@ class BashTool(PydanticTool[BashParams]):
             return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {e.strerror or e}.")
         job = _Job(proc)
         self._background.append(job)
-        _track(self)
+        _track(job)
         threading.Thread(target=_watch, args=(job, out_path), daemon=True).start()
         return ToolOutput.text(
             f"Started in the background with pid {proc.pid} (also its process group id).\n"

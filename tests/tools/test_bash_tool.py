@@ -3,6 +3,8 @@ import contextlib
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -203,6 +205,31 @@ async def test_item19_terminate_background_kills_grandchildren(ctx: ToolContext)
     tool.terminate_background()
     assert not alive(grandchild)
     assert not alive(stubborn_pid)
+
+
+def test_item19_background_commands_end_when_the_process_exits(ctx: ToolContext) -> None:
+    """Even one whose BashTool was dropped (a SubAgent's, an old session's): the exit hook."""
+    script = f"""
+import asyncio
+from pathlib import Path
+from peri_cli.core.tools import ToolContext
+from peri_cli.tools.bash import BashParams, BashTool
+
+async def main() -> None:
+    ws, session = Path({str(ctx.workspace)!r}), Path({str(ctx.session_dir)!r})
+    ctx = ToolContext(workspace=ws, session_dir=session)
+    command = "sleep 300 & echo $! > child.pid; wait"
+    await BashTool().call(BashParams(command=command, run_in_background=True), ctx)
+    while not (ctx.workspace / "child.pid").exists():
+        await asyncio.sleep(0.01)
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert not alive(int((ctx.workspace / "child.pid").read_text()))
 
 
 async def test_item3_commands_get_the_context_environment(
