@@ -4,43 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
 import re
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.tools.walk import IGNORED_DIRS, Stopped, display_path, walk
 
-# Directories nobody means to search; walked only when the pattern (or glob) names them.
-IGNORED_DIRS = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "node_modules",
-        ".venv",
-        "__pycache__",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".tox",
-    }
-)
 MAX_RESULTS = 1000
+# A walk that takes longer than this (a huge tree, a slow disk) returns what it found so far.
+DEFAULT_TIMEOUT = 30.0
 _MAGIC = frozenset("*?[{")
 
 
 @functools.cache
 def _description() -> str:
     return Path(__file__).with_suffix(".md").read_text(encoding="utf-8")
-
-
-def display_path(path: Path | str, workspace: Path) -> str:
-    """`path` relative to the workspace when inside it, else absolute; lexical, no symlinks."""
-    norm = os.path.normpath(path)
-    rel = os.path.relpath(norm, os.path.normpath(workspace))
-    return norm if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -114,6 +97,10 @@ class GlobParams(BaseModel):
         default=None,
         description="Directory to search in; defaults to the workspace.",
     )
+    include_ignored: bool = Field(
+        default=False,
+        description="Also list files that .gitignore or .ignore exclude.",
+    )
 
 
 class GlobTool(PydanticTool[GlobParams]):
@@ -121,12 +108,20 @@ class GlobTool(PydanticTool[GlobParams]):
     kind: ToolKind = "read"
     params = GlobParams
 
+    def __init__(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        """`timeout`: seconds after which the walk stops and returns what it found."""
+        self._timeout = timeout
+
     def description(self) -> str:
         return _description()
 
     async def call(self, params: GlobParams, ctx: ToolContext) -> ToolOutput:
-        p = params
-        return await asyncio.to_thread(_glob, p, ctx)
+        # The walk runs in a thread; cancelling the call tells it to stop at the next entry.
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(_glob, params, ctx, cancelled, self._timeout)
+        finally:
+            cancelled.set()
 
 
 def _split_static(root: Path, pattern: str) -> tuple[Path, str]:
@@ -140,27 +135,29 @@ def _split_static(root: Path, pattern: str) -> tuple[Path, str]:
     return root.joinpath(*segments[:static]), "/".join(segments[static:])
 
 
-def _matches(root: Path, pattern: str) -> list[Path]:
-    base, rest = _split_static(root, pattern)
+def _matches(root: Path, p: GlobParams, found: list[Path], should_stop: Callable[[], bool]) -> None:
+    """Append the files matching the pattern to `found` (partial if the walk is stopped)."""
+    base, rest = _split_static(root, p.pattern)
     if not (_MAGIC & set(rest)):
         candidate = base / rest
-        return [candidate] if candidate.is_file() else []
+        if candidate.is_file():
+            found.append(candidate)
+        return
     if not base.is_dir():
-        return []
+        return
     regex = glob_to_regex(rest)
     # Without `**` (or braces that might hide a `/`) no match lies deeper than the pattern's depth.
     max_depth = None if "**" in rest or "{" in rest else rest.count("/")
-    allowed = allowed_ignored(pattern)
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        rel_dir = os.path.relpath(dirpath, base)
-        depth = 0 if rel_dir == os.curdir else rel_dir.count(os.sep) + 1
-        dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS or d in allowed]
-        if max_depth is not None and depth >= max_depth:
-            dirnames[:] = []
-        prefix = "" if depth == 0 else rel_dir.replace(os.sep, "/") + "/"
-        found.extend(Path(dirpath, f) for f in filenames if regex.match(prefix + f))
-    return found
+    files = walk(
+        str(base),
+        respect_ignores=not p.include_ignored,
+        skip_dirs=IGNORED_DIRS - allowed_ignored(p.pattern),
+        want=lambda rel: regex.match(rel) is not None,
+        follow_file_links=True,
+        max_depth=max_depth,
+        should_stop=should_stop,
+    )
+    found.extend(Path(path) for path, _ in files)
 
 
 def _mtime(path: Path) -> float:
@@ -170,7 +167,9 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _glob(p: GlobParams, ctx: ToolContext) -> ToolOutput:
+def _glob(
+    p: GlobParams, ctx: ToolContext, cancelled: threading.Event, timeout: float
+) -> ToolOutput:
     root = ctx.resolve(p.path) if p.path else ctx.workspace
     if not root.exists():
         return ToolOutput.error(
@@ -180,14 +179,22 @@ def _glob(p: GlobParams, ctx: ToolContext) -> ToolOutput:
         return ToolOutput.error(
             f"{root} is a file, not a directory. Use Read to read it, or pass its directory."
         )
+    deadline = time.monotonic() + timeout
+    found: list[Path] = []
+    stopped = False
     try:
-        found = _matches(root, p.pattern)
+        _matches(root, p, found, lambda: cancelled.is_set() or time.monotonic() > deadline)
+    except Stopped:
+        stopped = True
     except (OSError, re.error) as e:
         return ToolOutput.error(f"Glob failed for pattern {p.pattern!r}: {e}.")
+    note = (
+        f"(Stopped after {timeout:g} s; these are the matches found so far. Narrow the pattern "
+        "or path.)"
+    )
     if not found:
-        return ToolOutput.text(
-            f"No files matched {p.pattern!r} in {display_path(root, ctx.workspace)}."
-        )
+        text = f"No files matched {p.pattern!r} in {display_path(root, ctx.workspace)}."
+        return ToolOutput.text(f"{text}\n{note}" if stopped else text)
     found.sort(key=lambda f: (-_mtime(f), str(f)))
     shown = [display_path(f, ctx.workspace) for f in found[:MAX_RESULTS]]
     if len(found) > MAX_RESULTS:
@@ -195,4 +202,6 @@ def _glob(p: GlobParams, ctx: ToolContext) -> ToolOutput:
             f"(Showing the {MAX_RESULTS} most recently modified of {len(found)} matches. "
             "Narrow the pattern or path to see the rest.)"
         )
+    if stopped:
+        shown.append(note)
     return ToolOutput.text("\n".join(shown))

@@ -1,28 +1,45 @@
-"""Grep: search file contents for a regex, with ripgrep when present and Python `re` otherwise."""
+"""Grep: search file contents for a regex, with ripgrep when present and Python `re` otherwise.
+
+Both searches skip what ripgrep skips by default (ignore files, non-regular files) and are bounded:
+a deadline stops them, cancelling the call kills them. ripgrep's engine is linear in the input; the
+Python search runs in a child process (grepsearch.py), since `re` can take exponential time and
+cannot be interrupted inside a thread.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
+import json
 import os
 import re
 import shutil
+import stat
 import subprocess
-from collections.abc import Iterator
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
-from peri_cli.tools.glob import IGNORED_DIRS, allowed_ignored, display_path, glob_to_regex
+from peri_cli.tools.glob import allowed_ignored, glob_to_regex
+from peri_cli.tools.walk import IGNORED_DIRS, display_path
 
 OutputMode = Literal["files_with_matches", "content", "count"]
 
 MAX_LINES = 1000
 MAX_CHARS = 40_000
 MAX_LINE_CHARS = 500
-SNIFF_BYTES = 8192
+# A search still running after this many seconds is stopped; what it found is returned.
+DEFAULT_TIMEOUT = 30.0
+# The Python search skips larger files (ripgrep, being fast and streaming, reads every size).
+MAX_FILE_BYTES = 20 * 1024 * 1024
+# ripgrep's address space, in KiB: an ignore file linked to /dev/zero would make it read forever.
+RG_MEMORY_KIB = 1024 * 1024
+_SEARCH_SCRIPT = Path(__file__).with_name("grepsearch.py")
 
 
 @functools.cache
@@ -50,12 +67,20 @@ class GrepParams(BaseModel):
         description='"files_with_matches" (default): paths of matching files; '
         '"content": matching lines as path:line:text; "count": path:number of matching lines.',
     )
+    include_ignored: bool = Field(
+        default=False,
+        description="Also search files that .gitignore or .ignore exclude.",
+    )
 
 
 class _Collector:
     """Keeps the first output lines, up to the caps, and counts all of them."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget everything, for a search that starts over."""
         self.lines: list[str] = []
         self.total = 0
         self._chars = 0
@@ -74,17 +99,40 @@ class _Collector:
         self._chars += len(line) + 1
 
 
+@dataclass
+class _Search:
+    """One search's bounds and what it has to say besides its results."""
+
+    deadline: float
+    timeout: float
+    notes: list[str] = field(default_factory=list)
+
+    def remaining(self) -> float:
+        return max(0.0, self.deadline - asyncio.get_running_loop().time())
+
+    def stopped(self, hint: str) -> None:
+        self.notes.append(
+            f"[Search stopped after {self.timeout:g} s; the results above are partial. Narrow "
+            f"it with path or glob{hint}.]"
+        )
+
+
 class GrepTool(PydanticTool[GrepParams]):
     name = "Grep"
     kind: ToolKind = "read"
     params = GrepParams
 
-    def __init__(self, *, use_ripgrep: bool | None = None) -> None:
-        """`use_ripgrep`: None uses `rg` when it is on PATH; False forces the Python search."""
+    def __init__(
+        self, *, use_ripgrep: bool | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> None:
+        """`use_ripgrep`: None uses `rg` when it is on PATH; False forces the Python search.
+        `timeout`: seconds after which a search is stopped and its partial results returned."""
         rg = shutil.which("rg") if use_ripgrep is not False else None
         if use_ripgrep and rg is None:
             raise ValueError("use_ripgrep=True but rg is not on PATH")
         self._rg = rg
+        self._bash = shutil.which("bash")
+        self._timeout = timeout
 
     def description(self) -> str:
         return _description()
@@ -92,21 +140,110 @@ class GrepTool(PydanticTool[GrepParams]):
     async def call(self, params: GrepParams, ctx: ToolContext) -> ToolOutput:
         p = params
         root = Path(os.path.normpath(ctx.resolve(p.path))) if p.path else ctx.workspace
-        if not root.exists():
+        try:
+            mode = root.stat().st_mode
+        except (OSError, ValueError):
             return ToolOutput.error(f"Path not found: {root}. Pass an existing file or directory.")
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            return ToolOutput.error(
+                f"{root} is not a regular file or directory (a FIFO, socket or device), so it "
+                "was not searched."
+            )
         collector = _Collector()
+        search = _Search(asyncio.get_running_loop().time() + self._timeout, self._timeout)
         if self._rg:
-            failure = await _ripgrep(self._rg, p, root, ctx.workspace, collector)
+            failure = await self._ripgrep(p, root, ctx, collector, search)
         else:
-            failure = await asyncio.to_thread(_python_grep, p, root, ctx.workspace, collector)
+            failure = await _python_search(p, root, ctx, collector, search)
         if failure:
             return ToolOutput.error(failure)
-        return ToolOutput.text(_report(p, root, ctx.workspace, collector))
+        return ToolOutput.text(_report(p, root, ctx.workspace, collector, search.notes))
+
+    async def _ripgrep(
+        self,
+        p: GrepParams,
+        root: Path,
+        ctx: ToolContext,
+        collector: _Collector,
+        search: _Search,
+    ) -> str | None:
+        """Run rg, feed its lines to the collector; an error message on failure, else None."""
+        assert self._rg is not None
+        args = _rg_args(self._rg, p, root, ctx.workspace)
+        if self._bash:  # cap its memory; `ulimit -v` fails harmlessly where it is not enforced
+            script = f'ulimit -v {RG_MEMORY_KIB} 2>/dev/null; exec "$0" "$@"'
+            args = [self._bash, "-c", script, *args]
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *args,
+                cwd=ctx.workspace,
+                env=dict(ctx.env),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                limit=1 << 20,
+            )
+        except OSError as e:
+            return f"Could not run ripgrep: {e.strerror or e}."
+        assert proc.stdout is not None and proc.stderr is not None
+        strip_dot = display_path(root, ctx.workspace) == os.curdir
+        stderr_task = asyncio.create_task(proc.stderr.read())
+        try:
+            async with asyncio.timeout(search.remaining()):
+                async for raw in proc.stdout:
+                    line = raw.decode("utf-8", errors="replace").removesuffix("\n")
+                    line = line.removesuffix("\r")
+                    collector.add(line.removeprefix("./") if strip_dot else line)
+                stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
+                returncode = await proc.wait()
+        except TimeoutError:
+            search.stopped("")
+            return None
+        finally:
+            stderr_task.cancel()
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+        if returncode < 0:  # killed: its memory cap, most likely; the Python search is bounded
+            search.notes.append(
+                f"[ripgrep was killed by signal {-returncode}; the Python search ran instead.]"
+            )
+            collector.reset()
+            return await _python_search(p, root, ctx, collector, search)
+        if returncode == 2 and not collector.total:
+            if "regex" in stderr:
+                return _invalid_regex(p.pattern, stderr)
+            return f"ripgrep failed: {stderr or f'exit code {returncode}'}."
+        return None
 
 
-def _report(p: GrepParams, root: Path, workspace: Path, collector: _Collector) -> str:
+def _rg_args(rg: str, p: GrepParams, root: Path, workspace: Path) -> list[str]:
+    mode_flags = {
+        "files_with_matches": ["--files-with-matches"],
+        "count": ["--count", "--with-filename"],
+        "content": ["--line-number", "--with-filename", "--no-heading"],
+    }[p.output_mode]
+    # Hidden files are searched. Ignore files are read as by default, except the user's global
+    # git excludes, which the Python search cannot know either.
+    ignores = ["--no-ignore"] if p.include_ignored else ["--no-ignore-global"]
+    args = [rg, "--no-config", "--color=never", "--no-messages", "--hidden", *ignores]
+    args += ["--sort=path", "--crlf", "--engine=auto", *mode_flags]
+    # Bound line length (minified files); the preview is cut further, like the Python search's.
+    args += [f"--max-columns={MAX_LINE_CHARS * 8}", "--max-columns-preview"]
+    for name in sorted(IGNORED_DIRS - allowed_ignored(p.glob, p.path)):
+        args += ["--glob", f"!{name}"]
+    if p.glob:
+        args += ["--glob", p.glob]
+    return [*args, "--regexp", p.pattern, "--", display_path(root, workspace)]
+
+
+def _report(
+    p: GrepParams, root: Path, workspace: Path, collector: _Collector, notes: list[str]
+) -> str:
     if not collector.total:
-        return f"No matches for {p.pattern!r} in {display_path(root, workspace)}."
+        text = f"No matches for {p.pattern!r} in {display_path(root, workspace)}."
+        return "\n".join([text, *notes])
     unit = "matching lines" if p.output_mode == "content" else "files"
     text = "\n".join(collector.lines)
     if p.output_mode == "files_with_matches":
@@ -116,7 +253,7 @@ def _report(p: GrepParams, root: Path, workspace: Path, collector: _Collector) -
             f"\n(Showing {len(collector.lines)} of {collector.total} {unit}. Narrow the search "
             "with path, glob or a more specific pattern.)"
         )
-    return text
+    return "\n".join([text, *notes])
 
 
 def _invalid_regex(pattern: str, detail: str) -> str:
@@ -126,112 +263,78 @@ def _invalid_regex(pattern: str, detail: str) -> str:
     )
 
 
-async def _ripgrep(
-    rg: str, p: GrepParams, root: Path, workspace: Path, collector: _Collector
+async def _python_search(
+    p: GrepParams, root: Path, ctx: ToolContext, collector: _Collector, search: _Search
 ) -> str | None:
-    """Run rg, feed its lines to the collector; an error message on failure, else None."""
-    target = display_path(root, workspace)
-    mode_flags = {
-        "files_with_matches": ["--files-with-matches"],
-        "count": ["--count", "--with-filename"],
-        "content": ["--line-number", "--with-filename", "--no-heading"],
-    }[p.output_mode]
-    # No .gitignore handling and hidden files included, so results match the Python search.
-    args = [rg, "--no-config", "--color=never", "--no-messages", "--hidden", "--no-ignore"]
-    args += ["--sort=path", "--crlf", "--engine=auto", *mode_flags]
-    # Bound line length (minified files); the preview is cut further, like the Python search's.
-    args += [f"--max-columns={MAX_LINE_CHARS * 8}", "--max-columns-preview"]
-    for name in sorted(IGNORED_DIRS - allowed_ignored(p.glob, p.path)):
-        args += ["--glob", f"!{name}"]
-    if p.glob:
-        args += ["--glob", p.glob]
-    args += ["--regexp", p.pattern, "--", target]
+    """The search in a child process (grepsearch.py), killed at the deadline or on cancel."""
+    try:
+        re.compile(p.pattern)
+    except re.error as e:
+        return _invalid_regex(p.pattern, str(e))
+    except RecursionError:
+        return _invalid_regex(p.pattern, "too deeply nested")
+    request = {
+        "pattern": p.pattern,
+        "mode": p.output_mode,
+        "root": str(root),
+        "workspace": str(ctx.workspace),
+        "select": glob_to_regex(p.glob).pattern if p.glob else None,
+        "select_by_name": p.glob is not None and "/" not in p.glob.strip("/"),
+        "skip_dirs": sorted(IGNORED_DIRS - allowed_ignored(p.glob, p.path)),
+        "respect_ignores": not p.include_ignored,
+        "max_file_bytes": MAX_FILE_BYTES,
+        "max_line_chars": MAX_LINE_CHARS,
+    }
     try:
         proc = await asyncio.create_subprocess_exec(
-            *args,
-            cwd=workspace,
-            stdin=subprocess.DEVNULL,
+            sys.executable,
+            "-P",
+            str(_SEARCH_SCRIPT),
+            cwd=ctx.workspace,
+            env=dict(ctx.env),
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             limit=1 << 20,
         )
     except OSError as e:
-        return f"Could not run ripgrep: {e.strerror or e}."
-    assert proc.stdout is not None and proc.stderr is not None
-    strip_dot = target == os.curdir
+        return f"Could not start the Python search: {e.strerror or e}."
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.create_task(proc.stderr.read())
+    too_big: list[str] = []
     try:
-        async for raw in proc.stdout:
-            line = raw.decode("utf-8", errors="replace").removesuffix("\n").removesuffix("\r")
-            collector.add(line.removeprefix("./") if strip_dot else line)
-        stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
-        returncode = await proc.wait()
+        async with asyncio.timeout(search.remaining()):
+            proc.stdin.write(json.dumps(request).encode())
+            await proc.stdin.drain()
+            proc.stdin.close()
+            async for raw in proc.stdout:
+                item = json.loads(raw)
+                if "out" in item:
+                    collector.add(item["out"])
+                elif "big" in item:
+                    too_big.append(item["big"])
+            stderr = (await stderr_task).decode("utf-8", errors="replace").strip()
+            returncode = await proc.wait()
+    except TimeoutError:
+        search.stopped(
+            ", or simplify the pattern: without ripgrep, Python's regex engine searches, and "
+            "nested repetition such as (a+)+ can take it exponential time"
+        )
+        returncode, stderr = 0, ""
+    except (BrokenPipeError, ConnectionResetError, ValueError) as e:
+        returncode, stderr = 1, f"{type(e).__name__}: {e}"
     finally:
         stderr_task.cancel()
         if proc.returncode is None:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
             await proc.wait()
-    if returncode == 2 and not collector.total:
-        if "regex" in stderr:
-            return _invalid_regex(p.pattern, stderr)
-        return f"ripgrep failed: {stderr or f'exit code {returncode}'}."
+    if too_big:
+        shown = ", ".join(too_big[:5]) + (", …" if len(too_big) > 5 else "")
+        search.notes.append(
+            f"[Skipped {len(too_big)} files larger than {MAX_FILE_BYTES // 2**20} MB: {shown}]"
+        )
+    if returncode and not collector.total:
+        last = stderr.splitlines()[-1] if stderr else f"exit code {returncode}"
+        return f"The Python search failed: {last}"
     return None
-
-
-def _python_grep(p: GrepParams, root: Path, workspace: Path, collector: _Collector) -> str | None:
-    try:
-        regex = re.compile(p.pattern)
-    except re.error as e:
-        return _invalid_regex(p.pattern, str(e))
-    for path in _candidates(root, p.glob, allowed_ignored(p.glob, p.path)):
-        shown = display_path(path, workspace)
-        count = 0
-        for number, line in _text_lines(path):
-            if not regex.search(line):
-                continue
-            count += 1
-            if p.output_mode == "files_with_matches":
-                break
-            if p.output_mode == "content":
-                collector.add(f"{shown}:{number}:{line}")
-        if count and p.output_mode == "files_with_matches":
-            collector.add(shown)
-        elif count and p.output_mode == "count":
-            collector.add(f"{shown}:{count}")
-    return None
-
-
-def _candidates(root: Path, glob: str | None, allowed: frozenset[str]) -> list[Path]:
-    """Files to search, in ripgrep's --sort=path order; an explicit file ignores the glob."""
-    if not root.is_dir():
-        return [root]
-    regex = glob_to_regex(glob) if glob else None
-    by_name = glob is not None and "/" not in glob.strip("/")
-    found: list[tuple[tuple[str, ...], Path]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS or d in allowed]
-        rel_dir = os.path.relpath(dirpath, root)
-        prefix = "" if rel_dir == os.curdir else rel_dir.replace(os.sep, "/") + "/"
-        for name in filenames:
-            path = Path(dirpath, name)
-            if path.is_symlink():
-                continue  # ripgrep does not follow symlinks either
-            if regex and not regex.match(name if by_name else prefix + name):
-                continue
-            found.append((tuple((prefix + name).split("/")), path))
-    found.sort(key=lambda item: item[0])
-    return [path for _, path in found]
-
-
-def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines without terminators; nothing for binary or unreadable files."""
-    try:
-        with path.open("rb") as f:
-            if b"\0" in f.read(SNIFF_BYTES):
-                return
-            f.seek(0)
-            for number, raw in enumerate(f, 1):
-                text = raw.decode("utf-8", errors="replace")
-                yield number, text.removesuffix("\n").removesuffix("\r")
-    except OSError:
-        return

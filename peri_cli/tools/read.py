@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from peri_cli.core.messages import ImagePart, TextPart
 from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.tools.walk import open_regular
 
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_BYTES = 256 * 1024
@@ -58,10 +59,13 @@ def read_file(path: Path, offset: int = 1, limit: int = 2000) -> ToolOutput:
         )
     if not path.exists():
         return ToolOutput.error(_not_found(path))
-    if not path.is_file():
-        return ToolOutput.error(f"{path} is not a regular file (a device, socket or pipe).")
+    # Opened without blocking and checked on the descriptor: a FIFO (even one swapped in after
+    # the checks above) never makes Read wait for a writer.
     try:
-        with path.open("rb") as f:
+        fd = open_regular(str(path)) if path.is_file() else None
+        if fd is None:
+            return ToolOutput.error(f"{path} is not a regular file (a device, socket or pipe).")
+        with os.fdopen(fd, "rb") as f:
             head = f.read(SNIFF_BYTES)
             media_type = _image_type(head)
             if media_type:

@@ -1,7 +1,10 @@
 import asyncio
+import contextlib
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -122,14 +125,45 @@ async def test_short_output_writes_no_side_file(ctx: ToolContext) -> None:
     assert not (ctx.session_dir / "outputs").exists()
 
 
-async def test_leftover_background_child_does_not_block(ctx: ToolContext) -> None:
-    start = time.monotonic()
-    out = await bash(ctx, "sleep 5 & echo $!")
+async def test_item19_leftover_background_child_is_ended_with_the_call(ctx: ToolContext) -> None:
+    out = await bash(ctx, "sleep 300 & echo $!")
+    child = int(text_of(out).split()[0])
     try:
-        assert time.monotonic() - start < 3
+        assert not alive(child)
+        assert "stopped when it finished" in text_of(out)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+async def test_item19_leftover_that_ignores_sigterm_is_killed(ctx: ToolContext) -> None:
+    tool = BashTool(kill_grace=0.3)
+    out = await bash(ctx, "(trap '' TERM; sleep 300) > /dev/null 2>&1 & echo $!", tool)
+    child = int(text_of(out).split()[0])
+    try:
+        assert not alive(child)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child, signal.SIGKILL)
+
+
+async def test_leftover_outside_the_group_does_not_block(ctx: ToolContext) -> None:
+    """A process that left the group (setsid) is not in it to be ended; the call still returns."""
+    command = (
+        "setsid sh -c 'echo $$ > escaped.pid; exec sleep 30' & "
+        "until [ -s escaped.pid ]; do sleep 0.01; done; cat escaped.pid"
+    )
+    out = await bash(ctx, command)
+    escaped = int(text_of(out).split()[0])
+    try:
         assert "not captured" in text_of(out)
     finally:
-        os.kill(int(text_of(out).split()[0]), signal.SIGKILL)
+        os.kill(escaped, signal.SIGKILL)
+
+
+async def test_a_command_with_no_leftovers_has_no_note(ctx: ToolContext) -> None:
+    out = await bash(ctx, "sleep 0.01 & wait; echo ok")
+    assert text_of(out) == "ok"
 
 
 async def test_run_in_background_returns_at_once(ctx: ToolContext) -> None:
@@ -146,6 +180,73 @@ async def test_run_in_background_returns_at_once(ctx: ToolContext) -> None:
         await asyncio.sleep(0.05)
     assert side.read_text() == "started\ndone\n\n[exit code 0]\n"
     assert not alive(pid)
+
+
+async def test_item19_terminate_background_kills_grandchildren(ctx: ToolContext) -> None:
+    """The command's shell has exited, but what it started is still in its group."""
+    tool = BashTool(kill_grace=0.3)
+    out = await bash(ctx, "sleep 300 & echo $! > gc.pid", tool, run_in_background=True)
+    leader = int(re.search(r"pid (\d+)", text_of(out)).group(1))  # type: ignore[union-attr]
+    grandchild = int(await wait_for_file(ctx.workspace / "gc.pid"))
+    stubborn = await bash(
+        ctx,
+        "(trap '' TERM; sleep 300) & echo $! > stubborn.pid; wait",
+        tool,
+        run_in_background=True,
+    )
+    assert not stubborn.is_error
+    stubborn_pid = int(await wait_for_file(ctx.workspace / "stubborn.pid"))
+    side = Path(re.search(r"goes to (\S+\.txt)", text_of(out)).group(1))  # type: ignore[union-attr]
+    deadline = time.monotonic() + 5
+    while "[exit code 0]" not in side.read_text() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert "[exit code 0]" in side.read_text()  # the shell ended; its child lives on
+    assert alive(grandchild) and alive(stubborn_pid) and not alive(leader)
+    tool.terminate_background()
+    assert not alive(grandchild)
+    assert not alive(stubborn_pid)
+
+
+def test_item19_background_commands_end_when_the_process_exits(ctx: ToolContext) -> None:
+    """Even one whose BashTool was dropped (a SubAgent's, an old session's): the exit hook."""
+    script = f"""
+import asyncio
+from pathlib import Path
+from peri_cli.core.tools import ToolContext
+from peri_cli.tools.bash import BashParams, BashTool
+
+async def main() -> None:
+    ws, session = Path({str(ctx.workspace)!r}), Path({str(ctx.session_dir)!r})
+    ctx = ToolContext(workspace=ws, session_dir=session)
+    command = "sleep 300 & echo $! > child.pid; wait"
+    await BashTool().call(BashParams(command=command, run_in_background=True), ctx)
+    while not (ctx.workspace / "child.pid").exists():
+        await asyncio.sleep(0.01)
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert not alive(int((ctx.workspace / "child.pid").read_text()))
+
+
+async def test_item3_commands_get_the_context_environment(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-SECRET")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://u:PWD@h/")
+    env = {"PATH": os.environ["PATH"], "ONLY_HERE": "yes"}
+    ctx = ToolContext(workspace=ctx.workspace, session_dir=ctx.session_dir, env=env)
+    out = await bash(ctx, "env")
+    assert "ONLY_HERE=yes" in text_of(out)
+    assert "SECRET" not in text_of(out) and "PWD@" not in text_of(out)
+    tool = BashTool()
+    await bash(ctx, "env > bg.txt", tool, run_in_background=True)
+    text = await wait_for_file(ctx.workspace / "bg.txt")
+    assert "ONLY_HERE=yes" in text and "SECRET" not in text and "PWD@" not in text
+    tool.terminate_background()
 
 
 async def test_terminate_background_kills_running_commands(ctx: ToolContext) -> None:

@@ -9,8 +9,8 @@ CONTRACT_INPUTS = {
     "Write": {"file_path", "content"},
     "Edit": {"file_path", "old_string", "new_string", "replace_all"},
     "Bash": {"command", "timeout", "run_in_background"},
-    "Glob": {"pattern", "path"},
-    "Grep": {"pattern", "path", "glob", "output_mode"},
+    "Glob": {"pattern", "path", "include_ignored"},
+    "Grep": {"pattern", "path", "glob", "output_mode", "include_ignored"},
 }
 KINDS = {"Read": "read", "Glob": "read", "Grep": "read", "Write": "write", "Edit": "write"}
 

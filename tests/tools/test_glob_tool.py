@@ -112,3 +112,17 @@ async def test_bad_path_is_an_error(ctx: ToolContext) -> None:
 )
 def test_glob_to_regex(pattern: str, path: str, matches: bool) -> None:
     assert bool(glob_to_regex(pattern).match(path)) is matches
+
+
+async def test_item15_fifos_and_devices_are_not_listed(ctx: ToolContext) -> None:
+    touch(ctx.workspace, "a.txt")
+    os.mkfifo(ctx.workspace / "pipe.txt")
+    (ctx.workspace / "zero.txt").symlink_to("/dev/zero")
+    (ctx.workspace / "link.txt").symlink_to(ctx.workspace / "a.txt")
+    assert sorted(lines_of(await glob(ctx, "*.txt"))) == ["a.txt", "link.txt"]
+
+
+async def test_a_walk_past_its_deadline_returns_what_it_found(ctx: ToolContext) -> None:
+    touch(ctx.workspace, "a.py")
+    out = await GlobTool(timeout=0).call(GlobParams(pattern="**/*.py"), ctx)
+    assert lines_of(out)[-1].startswith("(Stopped after 0 s")

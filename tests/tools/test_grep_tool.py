@@ -1,10 +1,13 @@
+import asyncio
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from peri_cli.core.tools import ToolContext, ToolError, ToolOutput
-from peri_cli.tools.grep import MAX_LINE_CHARS, MAX_LINES, GrepParams, GrepTool
+from peri_cli.tools.grep import MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_LINES, GrepParams, GrepTool
 
 BACKENDS = [
     pytest.param(False, id="python"),
@@ -160,3 +163,128 @@ async def test_backends_agree(ctx: ToolContext, tree: Path) -> None:
 def test_unknown_flags_are_rejected_so_the_model_can_fix_them() -> None:
     with pytest.raises(ToolError, match="-i"):
         GrepTool(use_ripgrep=False).validate({"pattern": "x", "-i": True})
+
+
+# Item 15: Grep never hangs: FIFOs are skipped, the work is bounded, a call can be cancelled.
+
+RUNAWAY = "a" * 40 + "!"  # `(a+)+$` backtracks 2^40 times on it in Python's `re`
+
+
+async def test_item15_fifo_in_the_tree_is_skipped(tool: GrepTool, ctx: ToolContext) -> None:
+    ws = ctx.workspace
+    (ws / "a.txt").write_text("needle\n")
+    (ws / "sub").mkdir()
+    os.mkfifo(ws / "pipe.txt")
+    os.mkfifo(ws / "sub" / "pipe.py")
+    out = await grep(tool, ctx, "needle", output_mode="content")
+    assert lines_of(out) == ["a.txt:1:needle"]
+
+
+async def test_item15_fifo_as_path_is_an_error(tool: GrepTool, ctx: ToolContext) -> None:
+    os.mkfifo(ctx.workspace / "pipe")
+    out = await grep(tool, ctx, "needle", path="pipe")
+    assert out.is_error and "not a regular file" in lines_of(out)[0]
+
+
+async def test_item15_hostile_ignore_file_does_not_hang_or_exhaust_memory(
+    tool: GrepTool, ctx: ToolContext
+) -> None:
+    """A committed .gitignore linked to /dev/zero: ripgrep would read it without end."""
+    ws = ctx.workspace
+    (ws / ".git").mkdir()
+    (ws / "sub").mkdir()
+    (ws / "sub" / ".gitignore").symlink_to("/dev/zero")
+    (ws / "sub" / "a.txt").write_text("needle\n")
+    out = await grep(tool, ctx, "needle")
+    assert "sub/a.txt" in lines_of(out)
+
+
+async def test_item15_fifo_ignore_file_is_not_opened(ctx: ToolContext) -> None:
+    ws = ctx.workspace
+    (ws / "sub").mkdir()
+    os.mkfifo(ws / "sub" / ".ignore")
+    (ws / "sub" / "a.txt").write_text("needle\n")
+    out = await grep(GrepTool(use_ripgrep=False), ctx, "needle")
+    assert lines_of(out) == ["Found 1 files", "sub/a.txt"]
+
+
+async def test_item15_runaway_regex_is_stopped_at_the_deadline(ctx: ToolContext) -> None:
+    (ctx.workspace / "a.txt").write_text("found first\n")
+    (ctx.workspace / "b.txt").write_text(RUNAWAY + "\n")
+    tool = GrepTool(use_ripgrep=False, timeout=1.0)
+    out = await grep(tool, ctx, r"(a+)+$|found first", output_mode="content")
+    lines = lines_of(out)
+    assert lines[0] == "a.txt:1:found first"  # found before the deadline, kept
+    assert "Search stopped after 1 s" in lines[-1] and "(a+)+" in lines[-1]
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="rg not installed")
+async def test_item15_ripgrep_is_linear_on_the_runaway_regex(ctx: ToolContext) -> None:
+    (ctx.workspace / "b.txt").write_text(RUNAWAY + "\n" + "a" * 40 + "\n")
+    out = await grep(GrepTool(use_ripgrep=True), ctx, r"(a+)+$", output_mode="content")
+    assert lines_of(out) == ["b.txt:2:" + "a" * 40]
+
+
+def _search_children() -> list[int]:
+    """Pids of this process's children running Grep's Python search."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"grepsearch.py" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+async def test_item15_cancel_kills_the_python_search(ctx: ToolContext) -> None:
+    (ctx.workspace / "b.txt").write_text(RUNAWAY + "\n")
+    task = asyncio.create_task(grep(GrepTool(use_ripgrep=False), ctx, r"(a+)+$"))
+    deadline = time.monotonic() + 20
+    while not (children := _search_children()):
+        assert time.monotonic() < deadline and not task.done()
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert _search_children() == []
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children)
+
+
+async def test_item15_large_files_are_skipped_by_the_python_search_and_said(
+    ctx: ToolContext,
+) -> None:
+    (ctx.workspace / "small.txt").write_text("needle\n")
+    with (ctx.workspace / "huge.txt").open("wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)
+        f.seek(0)
+        f.write(b"needle\n")
+    out = await grep(GrepTool(use_ripgrep=False), ctx, "needle")
+    assert lines_of(out) == [
+        "Found 1 files",
+        "small.txt",
+        "[Skipped 1 files larger than 20 MB: huge.txt]",
+    ]
+
+
+async def test_item3_search_processes_get_the_context_environment(
+    tool: GrepTool, ctx: ToolContext, tmp_path: Path
+) -> None:
+    """Grep's child processes start from ToolContext.env, like every child (no provider keys)."""
+    marker = tmp_path / "marker"
+    startup = tmp_path / "startup.sh"
+    startup.write_text(f"echo used > {marker}\n")
+    # BASH_ENV is read by the shell that caps rg's memory; PYTHONHOME breaks Python's start.
+    env = {"PATH": os.environ["PATH"], "BASH_ENV": str(startup), "PYTHONHOME": "/nonexistent"}
+    ctx = ToolContext(workspace=ctx.workspace, session_dir=ctx.session_dir, env=env)
+    (ctx.workspace / "a.txt").write_text("needle\n")
+    out = await grep(tool, ctx, "needle")
+    if tool._rg:
+        assert marker.read_text() == "used\n" and lines_of(out) == ["Found 1 files", "a.txt"]
+    else:
+        assert out.is_error and "The Python search failed" in lines_of(out)[0]

@@ -162,3 +162,16 @@ def test_bad_offset_is_a_tool_error() -> None:
 def test_params_are_the_contract_inputs(ctx: ToolContext) -> None:
     assert set(ReadParams.model_json_schema()["properties"]) == {"file_path", "offset", "limit"}
     assert not ReadTool().writes(ReadParams(file_path="a"), ctx)
+
+
+async def test_item15_read_of_a_fifo_returns_at_once(ctx: ToolContext) -> None:
+    os.mkfifo(ctx.workspace / "pipe")
+    (ctx.workspace / "link").symlink_to(ctx.workspace / "pipe")
+    for name in ("pipe", "link"):
+        out = await read(ctx, name)
+        assert out.is_error and "not a regular file" in text_of(out)
+
+
+async def test_read_of_a_device_returns_at_once(ctx: ToolContext) -> None:
+    out = await read(ctx, "/dev/zero")
+    assert out.is_error and "not a regular file" in text_of(out)
