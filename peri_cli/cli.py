@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from peri_cli.tui.app import run_tui
 
             return run_tui(lambda: _build(args), args.prompt)
-        from peri_cli.runtime import StartupError
+        from peri_cli.core.host import StartupError
 
         prompt = args.prompt or ""
         if args.print:

@@ -325,7 +325,7 @@ async def _run_command(agent: Agent, name: str, argument: str, out: _Output) -> 
     if agent.compactor is None:
         out.error = "compaction is not available in this build"
         return
-    async for event in agent.compactor.compact_now(agent, argument or None):
+    async for event in agent.compact_now(argument or None):
         out.event(event)
         if isinstance(event, Compacted):
             out.result = (

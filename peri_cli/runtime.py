@@ -17,6 +17,7 @@ from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.hookpoints import Hooks
 from peri_cli.core.hooks import hook_config_from_layers
+from peri_cli.core.host import StartupError
 from peri_cli.core.loop import Agent
 from peri_cli.core.models import context_window, default_model
 from peri_cli.core.permissions import Mode
@@ -37,14 +38,6 @@ from peri_cli.core.workspace import load_workspace, settle, workspace_guides
 if TYPE_CHECKING:
     from peri_cli.mcp.boot import Boot
     from peri_cli.mcp.manager import McpManager
-
-
-class StartupError(Exception):
-    """Peri cannot start as asked; one line for stderr and an exit status."""
-
-    def __init__(self, message: str, exit_code: int = 1) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def choose_provider(flag: str | None, settings: Settings, env: Mapping[str, str]) -> str:

@@ -48,3 +48,25 @@ def test_checker_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("def f():\n    import textual.app\n")
     assert "textual.app" in imported_modules(bad)
+
+
+TUI_FORBIDDEN = {
+    "peri_cli.providers",
+    "peri_cli.tools",
+    "peri_cli.runtime",
+    "peri_cli.mcp",
+    "anthropic",
+    "openai",
+    "mcp",
+}
+
+
+def test_tui_reaches_no_provider_tool_or_composition_module() -> None:
+    """The TUI asks the core's session host for what it needs; it never builds agents."""
+    tui = Path(peri_cli.core.__file__).parent.parent / "tui"
+    offenders = []
+    for path in sorted(tui.rglob("*.py")):
+        for name in imported_modules(path):
+            if any(name == f or name.startswith(f + ".") for f in TUI_FORBIDDEN):
+                offenders.append(f"{path.relative_to(tui)} imports {name}")
+    assert offenders == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from peri_cli.core.events import (
     Compacted,
@@ -13,6 +13,7 @@ from peri_cli.core.events import (
     CompactWarning,
     Event,
     TurnEnded,
+    UsageSpent,
 )
 from peri_cli.core.messages import Message, Usage, user_text
 from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, origin_of, plan_micro
@@ -55,8 +56,37 @@ from peri_cli.core.tokens import RATIO_MAX, TokenCounter, default_counter
 from peri_cli.core.transcript import CompactBoundary, Entry, MessageEntry, ProjectionEntry
 
 if TYPE_CHECKING:
-    from peri_cli.core.loop import Agent
+    from peri_cli.core.provider import Provider
+    from peri_cli.core.session import Session
     from peri_cli.core.settings import Settings
+    from peri_cli.core.tools import ToolContext
+
+
+class CompactionContext(Protocol):
+    """What compaction needs of the agent it compacts for, and no more."""
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def provider(self) -> Provider: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    @property
+    def retry_max_wait(self) -> float: ...
+
+    @property
+    def tool_ctx(self) -> ToolContext: ...
+
+    def view(self) -> list[Message]: ...
+
+    def build_request(self, *, tools: bool = True) -> ModelRequest: ...
+
 
 WARN_MARGIN = 0.05  # warn when pressure is this close below the Full threshold
 SUMMARY_ATTEMPTS = 3  # one try plus two retries of an empty summary
@@ -169,7 +199,7 @@ class Compactor:
 
     # measuring
 
-    def window(self, agent: Agent) -> int:
+    def window(self, agent: CompactionContext) -> int:
         return context_window(agent.model, self.config.context_window)
 
     def _raw_text(self, text: str) -> int:
@@ -188,7 +218,7 @@ class Compactor:
     def request_tokens(self, request: ModelRequest) -> int:
         return self.base_tokens(request) + self.counter.count_messages(request.messages)
 
-    def clearly_below(self, agent: Agent, request: ModelRequest, ratio: float) -> bool:
+    def clearly_below(self, agent: CompactionContext, request: ModelRequest, ratio: float) -> bool:
         """Whether pressure is surely under `ratio`, judged without a tokenizer (so a short
         session never pays for loading one)."""
         base = sum(len(t.encode()) for t in _base_texts(request))
@@ -200,7 +230,7 @@ class Compactor:
         )
         return bound.ratio < ratio
 
-    def pressure(self, agent: Agent, request: ModelRequest | None = None) -> Pressure:
+    def pressure(self, agent: CompactionContext, request: ModelRequest | None = None) -> Pressure:
         """The pressure the next request (`request`, or the one the agent would build now) puts
         on the window, calibrating the counter first."""
         entries = agent.session.entries
@@ -230,7 +260,7 @@ class Compactor:
 
     # the Compact phase
 
-    async def before_request(self, agent: Agent) -> AsyncIterator[Event]:
+    async def before_request(self, agent: CompactionContext) -> AsyncIterator[Event]:
         """Micro when pressure passes its threshold, Full when Micro cannot get under the Full
         threshold; at most one automatic decision per pressure sample."""
         cfg = self.config
@@ -270,7 +300,7 @@ class Compactor:
             async for event in self._auto_full(agent, tokens):
                 yield event
 
-    async def _auto_full(self, agent: Agent, tokens: int) -> AsyncIterator[Event]:
+    async def _auto_full(self, agent: CompactionContext, tokens: int) -> AsyncIterator[Event]:
         cfg = self.config
         while True:
             outcome = _Outcome()
@@ -296,7 +326,9 @@ class Compactor:
                 return
             tokens = sample.tokens
 
-    async def compact_now(self, agent: Agent, focus: str | None = None) -> AsyncIterator[Event]:
+    async def compact_now(
+        self, agent: CompactionContext, focus: str | None = None
+    ) -> AsyncIterator[Event]:
         """`/compact [focus]`: a Full compact now, whatever the pressure and settings."""
         outcome = _Outcome()
         async for event in self._full(agent, focus, self.pressure(agent).tokens, outcome):
@@ -315,7 +347,7 @@ class Compactor:
         low = min(cfg.micro_low_water, cfg.micro_threshold)
         return tokens - plan.freed <= int((low + cfg.micro_threshold) / 2 * window)
 
-    def _plan(self, agent: Agent, tokens: int, window: int) -> _MicroPlan | None:
+    def _plan(self, agent: CompactionContext, tokens: int, window: int) -> _MicroPlan | None:
         """Directives that bring pressure down to the low-water mark (as far as protection
         allows), oldest unprojected parts first; None if nothing helps."""
         cfg = self.config
@@ -365,7 +397,7 @@ class Compactor:
                 freed += self.counter.count_message(before) - self.counter.count_message(after)
         return freed, changed
 
-    def _commit_micro(self, agent: Agent, plan: _MicroPlan, tokens: int) -> Compacted:
+    def _commit_micro(self, agent: CompactionContext, plan: _MicroPlan, tokens: int) -> Compacted:
         after = tokens - plan.freed
         fields: dict[str, object] = {
             "directives": dump_directives(plan.directives),
@@ -388,7 +420,7 @@ class Compactor:
 
     # Full
 
-    def _summary_request(self, agent: Agent, focus: str | None) -> ModelRequest:
+    def _summary_request(self, agent: CompactionContext, focus: str | None) -> ModelRequest:
         """The tool-less summary request, shrunk to fit the window: tool inputs and results are
         summarised, not quoted, so they are cut first; then long texts; then the oldest messages
         are left out."""
@@ -445,7 +477,7 @@ class Compactor:
         )
 
     async def _summarize(
-        self, agent: Agent, request: ModelRequest, failure: list[str]
+        self, agent: CompactionContext, request: ModelRequest, failure: list[str]
     ) -> AsyncIterator[Event | str]:
         """Yield retry events and finally the summary text; on failure append why to `failure`."""
         for _ in range(self.summary_attempts):
@@ -467,7 +499,7 @@ class Compactor:
                 return
             usage: Usage | None = completed.usage
             if usage is not None:  # a provider may report none
-                agent.usage_total = agent.usage_total + usage
+                yield UsageSpent(usage)
             if completed.stop_reason != "end_turn":
                 failure.append(
                     f"the summary did not finish normally (stop reason {completed.stop_reason})"
@@ -479,7 +511,9 @@ class Compactor:
                 return
         failure.append(f"the model returned an empty summary {self.summary_attempts} times")
 
-    def _reinjection(self, agent: Agent, excluded: Sequence[MessageEntry]) -> tuple[str, int]:
+    def _reinjection(
+        self, agent: CompactionContext, excluded: Sequence[MessageEntry]
+    ) -> tuple[str, int]:
         window = self.window(agent)
         budget = min(REINJECT_MAX_TOKENS, int(window * REINJECT_WINDOW_SHARE))
         contents: list[tuple[str, str]] = []
@@ -493,7 +527,7 @@ class Compactor:
         return text, text.count('<file path="')
 
     def _summary_entry(
-        self, agent: Agent, summary: str, excluded: Sequence[MessageEntry]
+        self, agent: CompactionContext, summary: str, excluded: Sequence[MessageEntry]
     ) -> tuple[MessageEntry, int]:
         """The message standing for the excluded history: the summary, then what the user typed
         (verbatim, newest first within the budget), so no fact or instruction of theirs is lost
@@ -513,7 +547,11 @@ class Compactor:
         return entry, len(kept)
 
     async def _full(
-        self, agent: Agent, focus: str | None, tokens_before: int | None, outcome: _Outcome
+        self,
+        agent: CompactionContext,
+        focus: str | None,
+        tokens_before: int | None,
+        outcome: _Outcome,
     ) -> AsyncIterator[Event]:
         """Summarize the visible history and commit summary, boundary and re-injection together,
         or change nothing and yield CompactFailed."""

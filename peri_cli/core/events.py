@@ -71,6 +71,14 @@ class Compacted:
 
 
 @dataclass(frozen=True)
+class UsageSpent:
+    """Tokens a request outside the turn's own reply cost (a compaction's summary); whoever runs
+    the agent adds them to its totals."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class CompactFailed:
     reason: str
 
@@ -107,6 +115,7 @@ Event = (
     | ToolFinished
     | PermissionRequested
     | Compacted
+    | UsageSpent
     | CompactFailed
     | CompactWarning
     | Notice

@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from peri_cli.core.contributions import ContributionChain, RequestContext
 from peri_cli.core.events import (
@@ -20,6 +20,7 @@ from peri_cli.core.events import (
     ToolFinished,
     TurnEnded,
     TurnStarted,
+    UsageSpent,
 )
 from peri_cli.core.extra_tools import Unwrapping
 from peri_cli.core.hookpoints import Hooks, notices
@@ -58,13 +59,16 @@ from peri_cli.core.tools import (
 )
 from peri_cli.core.transcript import Interruption, MessageEntry
 
+if TYPE_CHECKING:
+    from peri_cli.core.compaction import CompactionContext
+
 
 class CompactHook(Protocol):
     """Runs in the Compact phase before every model call (the compaction module fills it)."""
 
-    def before_request(self, agent: Agent) -> AsyncIterator[Event]: ...
+    def before_request(self, agent: CompactionContext) -> AsyncIterator[Event]: ...
 
-    def compact_now(self, agent: Agent, focus: str | None) -> AsyncIterator[Event]:
+    def compact_now(self, agent: CompactionContext, focus: str | None) -> AsyncIterator[Event]:
         """`/compact [focus]`: a Full compact now, whatever the pressure."""
         ...
 
@@ -258,8 +262,22 @@ class Agent:
 
     async def _compact(self) -> AsyncIterator[Event]:
         if self.compactor is not None:
-            async for event in self.compactor.before_request(self):
+            async for event in self._counted(self.compactor.before_request(self)):
                 yield event
+
+    async def compact_now(self, focus: str | None = None) -> AsyncIterator[Event]:
+        """`/compact [focus]`: a Full compact now (headless and the TUI call this)."""
+        if self.compactor is None:
+            return
+        async for event in self._counted(self.compactor.compact_now(self, focus)):
+            yield event
+
+    async def _counted(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """Compaction's events, its summary requests' usage added to this agent's totals."""
+        async for event in events:
+            if isinstance(event, UsageSpent):
+                self.usage_total = self.usage_total + event.usage
+            yield event
 
     async def _reason(
         self, reply: list[tuple[MessageCompleted, ModelRequest]]

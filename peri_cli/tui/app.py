@@ -31,10 +31,10 @@ from peri_cli.tui.widgets.user_message import UserMessage
 
 if TYPE_CHECKING:
     from peri_cli.core.events import Event
+    from peri_cli.core.host import SessionHost
     from peri_cli.core.loop import Agent
     from peri_cli.core.messages import Usage
     from peri_cli.core.tokens import TokenCounter
-    from peri_cli.runtime import Runtime
     from peri_cli.tui.bridge import Bridge
     from peri_cli.tui.screens.session_picker import PickResult
     from peri_cli.tui.slash import SlashCommands
@@ -61,7 +61,7 @@ class PeriApp(App[int]):
 
     def __init__(
         self,
-        runtime: Runtime | Callable[[], Runtime],
+        runtime: SessionHost | Callable[[], SessionHost],
         prompt: str | None = None,
         *,
         clock: Callable[[], float] = time.time,
@@ -117,7 +117,7 @@ class PeriApp(App[int]):
         return self._bridge is not None
 
     @property
-    def runtime(self) -> Runtime:
+    def runtime(self) -> SessionHost:
         assert self.slot.runtime is not None, "the runtime is built after the first frame"
         return self.slot.runtime
 
@@ -176,7 +176,7 @@ class PeriApp(App[int]):
 
             await settle_trust(self, runtime)  # before the session: it decides mode and guides
         except Exception as e:
-            from peri_cli.runtime import StartupError
+            from peri_cli.core.host import StartupError
 
             if not isinstance(e, StartupError):
                 raise
@@ -197,7 +197,7 @@ class PeriApp(App[int]):
         self.prompt_area.input.placeholder = PLACEHOLDER
         self._next()  # what was typed and sent while starting
 
-    async def _attach_runtime(self, runtime: Runtime) -> None:
+    async def _attach_runtime(self, runtime: SessionHost) -> None:
         from peri_cli.tui.bridge import Bridge
         from peri_cli.tui.slash import SlashCommands
 
@@ -302,7 +302,7 @@ class PeriApp(App[int]):
             self._first_prompt()
 
     async def switch_session(self, session_id: str, *, fork: bool, rerender: bool = True) -> bool:
-        from peri_cli.runtime import StartupError
+        from peri_cli.core.host import StartupError
 
         try:
             self.runtime.start_existing(session_id, fork=fork)
@@ -532,7 +532,7 @@ class PeriApp(App[int]):
         self.refresh(repaint=True, layout=True)
 
 
-def run_tui(runtime: Runtime | Callable[[], Runtime], prompt: str | None) -> int:
+def run_tui(runtime: SessionHost | Callable[[], SessionHost], prompt: str | None) -> int:
     """Run the TUI on a runtime, or on a function building one (after the first frame)."""
     app = PeriApp(runtime, prompt, freeze_gc=True)
     resume = None
@@ -546,7 +546,7 @@ def run_tui(runtime: Runtime | Callable[[], Runtime], prompt: str | None) -> int
     return app.return_code or 0
 
 
-def resume_hint(runtime: Runtime | None) -> str | None:
+def resume_hint(runtime: SessionHost | None) -> str | None:
     """The line printed on exit, for a session that got at least one message."""
     session = runtime.session if runtime is not None else None
     if session is None:

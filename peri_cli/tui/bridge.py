@@ -21,6 +21,7 @@ from peri_cli.core.events import (
     ToolFinished,
     TurnEnded,
     TurnStarted,
+    UsageSpent,
 )
 from peri_cli.core.messages import Message, Usage
 from peri_cli.core.provider import TextDelta, ThinkingDelta, ToolUseStarted
@@ -150,7 +151,7 @@ class Bridge:
         self.attempt.append(widget)
         await self.conversation.add(widget)
 
-    async def handle(self, event: Event) -> None:  # noqa: C901 - one case per event
+    async def handle(self, event: Event) -> None:  # noqa: C901, PLR0912 - one case per event
         """The one place that decides how each event looks."""
         if self.prompts:
             await self._record_answers()
@@ -181,6 +182,8 @@ class Bridge:
                 (await self._tool(call_id, name)).set_result(output, is_error)
             case AssistantMessage(message=message, usage=usage):
                 await self._complete(message, usage, estimated=event.estimated)
+            case UsageSpent(usage=usage):  # a summary request: it costs, it fills nothing
+                self.status.set(cost_usd=add_cost(self.status.status.cost_usd, self.cost_of(usage)))
             case Compacted(strategy=kind, tokens_before=before, tokens_after=after, affected=n):
                 summary = self.summary() if kind == "full" else ""
                 separator = Separator(kind, before, after, n, event.detail, summary=summary)

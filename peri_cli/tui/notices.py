@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from peri_cli.core.host import SessionHost
 from peri_cli.core.models import cost_usd
 from peri_cli.core.transcript import Entry, MessageEntry
-from peri_cli.runtime import Runtime
 from peri_cli.tui.bridge import add_cost
 from peri_cli.tui.widgets.notice import Level
 
 
-def no_key_problem(runtime: Runtime) -> str | None:
+def no_key_problem(runtime: SessionHost) -> str | None:
     """How to make the provider reachable, or None when it is."""
     problem = runtime.credentials_problem
     if not problem:
@@ -26,7 +26,7 @@ def no_key_problem(runtime: Runtime) -> str | None:
     )
 
 
-def startup_notices(runtime: Runtime, warned: int = 0) -> list[tuple[str, Level]]:
+def startup_notices(runtime: SessionHost, warned: int = 0) -> list[tuple[str, Level]]:
     """Where Peri runs, warnings not shown yet, the guide files loaded, a missing key."""
     where = runtime.workspace.name or str(runtime.workspace)
     out: list[tuple[str, Level]] = [(f"Peri in {where} · /help lists commands and keys", "info")]

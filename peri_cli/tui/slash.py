@@ -152,7 +152,7 @@ class SlashCommands:
                 "warning",
             )
             return
-        await app.run_events(compactor.compact_now(app.agent, arg or None), "compacting")
+        await app.run_events(app.agent.compact_now(arg or None), "compacting")
 
     async def cmd_resume(self, _arg: str) -> None:
         await self.app.open_picker()

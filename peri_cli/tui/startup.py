@@ -9,16 +9,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from peri_cli.runtime import Runtime
+    from peri_cli.core.host import SessionHost
 
 
 class RuntimeSlot:
     """Holds the runtime once it exists, and closes it exactly once: on `release()`, or right
     after it is built if the app was released (quit) while it was being built."""
 
-    def __init__(self, runtime: Runtime | Callable[[], Runtime]) -> None:
-        self._build: Callable[[], Runtime] | None = runtime if callable(runtime) else None
-        self.runtime: Runtime | None = None if callable(runtime) else runtime
+    def __init__(self, runtime: SessionHost | Callable[[], SessionHost]) -> None:
+        self._build: Callable[[], SessionHost] | None = runtime if callable(runtime) else None
+        self.runtime: SessionHost | None = None if callable(runtime) else runtime
         self._lock = threading.Lock()
         self._released = False
 
@@ -27,11 +27,11 @@ class RuntimeSlot:
         """There is a runtime to build."""
         return self.runtime is None and self._build is not None
 
-    async def build(self) -> Runtime:
+    async def build(self) -> SessionHost:
         """Build it in a thread (errors such as `StartupError` propagate)."""
         return await asyncio.to_thread(self._build_now)
 
-    def _build_now(self) -> Runtime:
+    def _build_now(self) -> SessionHost:
         assert self._build is not None
         runtime = self._build()
         with self._lock:

@@ -17,6 +17,7 @@ from peri_cli.core.events import (
     CompactWarning,
     Event,
     TurnEnded,
+    UsageSpent,
 )
 from peri_cli.core.loop import Agent
 from peri_cli.core.messages import (
@@ -92,7 +93,17 @@ def compactor_of(agent: Agent) -> Compactor:
 
 
 async def collect(events: AsyncIterator[Event]) -> list[Event]:
-    return [e async for e in events]
+    """What the compactor shows (a summary request's usage goes to the totals, see below)."""
+    return [e async for e in events if not isinstance(e, UsageSpent)]
+
+
+async def test_a_summary_requests_usage_reaches_the_agents_totals(store: SessionStore) -> None:
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY, usage=Usage(input_tokens=7))])
+    agent = make_agent(store, one_turn_session(9_700), provider, CompactConfig())
+    before = agent.usage_total
+    spent = [e async for e in agent.compact_now(None) if isinstance(e, UsageSpent)]
+    assert [e.usage.input_tokens for e in spent] == [7]
+    assert agent.usage_total.input_tokens == before.input_tokens + 7
 
 
 def file_bytes(session: Session) -> bytes:
