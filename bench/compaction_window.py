@@ -1,132 +1,136 @@
-"""Tokens sent per turn with and without Micro compact, and how much of it was a stable prefix.
+"""Cost of long sessions with and without compaction, through a fake server that caches prompts.
 
-A scripted 50-turn session (ScriptedProvider, in process, the real Read tool on generated files):
-each user turn reads one large file and answers. The same session runs twice, once with compaction
-off and once with the default settings on a window the uncompacted session would overflow.
+Three scripted session shapes run in process (the real Agent loop, the real Anthropic provider and
+Read tool) against the loopback fake server with its Anthropic prompt-cache accounting on
+(`tests/fakeserver.py`: tools -> system -> messages prefix, `cache_control` breakpoints, a
+20-block lookback, 1,024-token minimum):
 
-Input tokens are counted with o200k_base (the estimate when tiktoken is unavailable) on exactly
-what each request carries: tool schemas, system prompt and the projected messages. The stable
-prefix of a request is what it shares with the request before it, in the order a provider caches
-it: tool schemas, the frozen system prompt, then the leading messages that are unchanged.
+- `24 turns`: 24 user turns, each 4 Reads of ~1.2k-token files one after another, 24k window;
+- `50 turns`: the same for 50 turns;
+- `single turn`: one prompt, then 40 Reads of ~2k-token files, 30k window.
 
-Run: .venv/bin/python bench/compaction_window.py [--turns 50] [--window 64000]
+Each shape runs twice: compaction off (the window ignored: the baseline) and the default settings.
+Cost-weighted input sums, over every request (Full's summary requests included), uncached input +
+1.25 x cache writes + 0.1 x cache reads, as Anthropic bills them; the ratio compares the two runs.
+The stable-prefix share is cache reads / all input over every request after the first. The
+bound is the issue's cost model for the best "keep the newest 3 results" policy.
+
+Run: .venv/bin/python bench/compaction_window.py [--only single]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
+
+from _util import REPO  # noqa: F401  (puts the repository on sys.path)
 
 from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import ContributionChain
 from peri_cli.core.events import Compacted, TurnEnded
 from peri_cli.core.loop import Agent
-from peri_cli.core.messages import Usage
-from peri_cli.core.permissions import PermissionPolicy
-from peri_cli.core.provider import ModelRequest
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.session import SessionStore
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot
 from peri_cli.core.tokens import TokenCounter
 from peri_cli.core.tools import ToolRegistry
-from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
+from peri_cli.providers.anthropic import AnthropicProvider
 from peri_cli.tools import builtin_tools
+from tests.fakeserver import FakeServer
 
-FILE_LINES = 260
+FACT = "The release codename is TANGERINE-42."
+SUMMARY = (
+    "<summary>Goal: read the modules one by one and report on them. Done: the modules so far. "
+    "Next: the remaining ones.</summary>"
+)
 
 
-def source_file(n: int) -> str:
-    """A deterministic, code-like file of about 10 KB."""
-    lines = [f'"""Module {n}: generated for the compaction benchmark."""', ""]
-    for k in range(FILE_LINES // 4):
-        lines += [
-            f"def handler_{n}_{k}(request, retries={k % 5}):",
-            f"    value = request.get('field_{k}', {k * n % 97}) * {k + 1}",
-            f"    return {{'id': {n * 1000 + k}, 'value': value, 'ok': value > {k}}}",
-            "",
-        ]
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    turns: int
+    reads: int  # per turn
+    file_tokens: int  # about, as the fake server counts (JSON characters / 4)
+    window: int
+    bound: float  # the issue's cost model: best "keep the newest 3 results" policy
+
+
+SHAPES = {
+    "24": Shape("24 turns x 4 Reads", 24, 4, 1200, 24_000, 0.42),
+    "50": Shape("50 turns x 4 Reads", 50, 4, 1200, 24_000, 0.31),
+    "single": Shape("single turn, 40 Reads", 1, 40, 2000, 30_000, 0.72),
+}
+AIMS = {"24": (0.35, 0.90), "50": (0.30, 0.90), "single": (0.75, None)}
+
+
+def source_file(n: int, tokens: int) -> str:
+    """A deterministic, code-like file whose Read result is about `tokens` server tokens."""
+    lines = [f'"""Module {n}: generated for the compaction benchmark."""']
+    k = 0
+    # Read adds a line-number column; JSON escapes tabs and newlines: ~4.6 characters per token.
+    while sum(len(line) + 9 for line in lines) < tokens * 3.6:
+        lines.append(f"def handler_{n}_{k}(request): return request.get('f{k}', {k * n % 97})")
+        k += 1
     return "\n".join(lines) + "\n"
+
+
+class Responder:
+    """Replies by request: a summary to a tool-less request, else the turn's next Read, then a
+    short answer."""
+
+    def __init__(self) -> None:
+        self.pending: list[str] = []
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        if not body.get("tools"):
+            return {"text": SUMMARY}
+        if self.pending:
+            return {"tool_calls": [{"name": "Read", "input": {"file_path": self.pending.pop(0)}}]}
+        return {"text": "Read them; the handlers follow the usual pattern."}
 
 
 @dataclass
 class Run:
     label: str
-    per_turn: list[int] = field(default_factory=list)  # input tokens of each turn's last request
-    requests: list[int] = field(default_factory=list)  # input tokens of every request
-    stable: list[int] = field(default_factory=list)  # stable-prefix tokens of every request
+    usages: list[dict[str, int]] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
+    fact_kept: bool = True
     seconds: float = 0.0
 
-
-class Meter:
-    """Counts requests the way the benchmark reports them: uncalibrated o200k_base."""
-
-    def __init__(self) -> None:
-        self.counter = TokenCounter()
-
-    def text(self, text: str) -> int:
-        return self.counter.raw_text(text)
-
-    def measure(self, request: ModelRequest, previous: ModelRequest | None) -> tuple[int, int]:
-        tools = sum(
-            self.text(t.name + t.description) + self.counter.raw_text(str(t.input_schema))
-            for t in request.tools
+    @property
+    def cost(self) -> float:
+        return sum(
+            u["input_tokens"]
+            + 1.25 * u["cache_creation_input_tokens"]
+            + 0.1 * u["cache_read_input_tokens"]
+            for u in self.usages
         )
-        system = self.text(request.frozen_system)
-        dynamic = self.text(request.dynamic_system)
-        messages = [self.counter.raw_message(m) for m in request.messages]
-        total = tools + system + dynamic + sum(messages)
-        if previous is None or previous.tools != request.tools:
-            return total, 0
-        stable = tools
-        if previous.frozen_system != request.frozen_system:
-            return total, stable
-        stable += system
-        if previous.dynamic_system != request.dynamic_system:
-            return total, stable
-        stable += dynamic
-        for old, new, n in zip(previous.messages, request.messages, messages, strict=False):
-            if old != new:
-                break
-            stable += n
-        return total, stable
+
+    @property
+    def stable_share(self) -> float:
+        later = self.usages[1:]
+        reads = sum(u["cache_read_input_tokens"] for u in later)
+        everything = sum(
+            u["input_tokens"] + u["cache_creation_input_tokens"] + u["cache_read_input_tokens"]
+            for u in later
+        )
+        return reads / everything if everything else 0.0
+
+    def count(self, strategy: str) -> int:
+        return sum(e.startswith(strategy) for e in self.events)
 
 
-class Responder:
-    """Summary requests get a summary; a fresh prompt gets a Read; a tool result an answer.
-
-    Each reply reports the request's size as the provider would, counted with the meter, so the
-    Compactor's calibration sees the same figures the benchmark prints.
-    """
-
-    def __init__(self, meter: Meter) -> None:
-        self.meter = meter
-
-    def __call__(self, request: ModelRequest) -> ScriptedReply:
-        usage = Usage(input_tokens=self.meter.measure(request, None)[0], output_tokens=20)
-        if not request.tools:
-            return ScriptedReply(
-                text="<summary>Goal: read every module. Done: the modules so far. Next: the "
-                "remaining ones.</summary>",
-                usage=usage,
-            )
-        last = request.messages[-1]
-        if last.tool_results:
-            return ScriptedReply(
-                text="Read it; the handlers follow the usual pattern.", usage=usage
-            )
-        target = last.text.rsplit(" ", 1)[-1]
-        return ScriptedReply(tool_calls=[ScriptedCall("Read", {"file_path": target})], usage=usage)
-
-
-async def run_session(label: str, config: CompactConfig, workspace: Path, turns: int) -> Run:
-    store = SessionStore(workspace / ".bench-home", workspace)
+async def run_shape(shape: Shape, config: CompactConfig, workspace: Path, label: str) -> Run:
+    run = Run(label)
+    store = SessionStore(workspace / f".home-{label}", workspace)
     snapshot = build_snapshot(
         SnapshotInputs(workspace=workspace, today=date(2025, 1, 1), platform="linux", is_git=False)
     )
@@ -134,89 +138,91 @@ async def run_session(label: str, config: CompactConfig, workspace: Path, turns:
     registry = ToolRegistry()
     for tool in builtin_tools():
         registry.add(tool)
-    meter = Meter()
-    provider = ScriptedProvider([Responder(meter)] * (turns * 4))
-    agent = Agent(
-        session=session,
-        provider=provider,
-        model="claude-sonnet-4-5",
-        tools=registry,
-        policy=PermissionPolicy(mode="bypass", workspace=workspace),
-        chain=ContributionChain(),
-        compactor=Compactor(config, counter=TokenCounter()),
-    )
-    run = Run(label)
-    start = time.perf_counter()
-    previous: ModelRequest | None = None
-    for n in range(turns):
-        seen = len(provider.requests)
-        async for event in agent.run(f"Turn {n}: read module_{n}.py"):
-            if isinstance(event, Compacted):
-                run.events.append(
-                    f"turn {n}: {event.strategy} {event.tokens_before}->"
-                    f"{event.tokens_after} ({event.affected} messages)"
-                )
-            elif isinstance(event, TurnEnded) and event.reason != "done":
-                run.events.append(f"turn {n}: ended {event.reason}: {event.error}")
-        for request in provider.requests[seen:]:
-            if not request.tools:
-                continue  # a Full compact's summary request is not part of the conversation
-            total, stable = meter.measure(request, previous)
-            run.requests.append(total)
-            run.stable.append(stable)
-            previous = request
-        run.per_turn.append(run.requests[-1])
-    run.seconds = time.perf_counter() - start
+    responder = Responder()
+    with FakeServer(cache=True) as server:
+        server.set_responder(responder)
+        agent = Agent(
+            session=session,
+            provider=AnthropicProvider(api_key="bench", base_url=server.url),
+            model="claude-sonnet-4-5",
+            tools=registry,
+            policy=PermissionPolicy(mode="bypass", workspace=workspace),
+            chain=ContributionChain(),
+            compactor=Compactor(config, counter=TokenCounter()),
+        )
+        start = time.perf_counter()
+        n_file = 0
+        for t in range(shape.turns):
+            names = [f"module_{n_file + i}.py" for i in range(shape.reads)]
+            n_file += shape.reads
+            responder.pending = list(names)
+            prompt = f"Turn {t}: read {', '.join(names)} one by one and report."
+            if t == 0:
+                prompt = f"{FACT} Keep it in mind. {prompt}"
+            async for event in agent.run(prompt):
+                if isinstance(event, Compacted):
+                    run.events.append(
+                        f"{event.strategy} turn {t} request {len(server.requests)}: "
+                        f"{event.tokens_before}->{event.tokens_after}, prefix changed "
+                        f"{getattr(event, 'prefix_changed', None)}"
+                    )
+                elif isinstance(event, TurnEnded) and event.reason != "done":
+                    run.events.append(f"ended turn {t}: {event.reason}: {event.error}")
+        run.seconds = time.perf_counter() - start
+        calls = [r for r in server.requests if r["path"] == "/v1/messages" and r["status"] == 200]
+        run.usages = [r["usage"] for r in calls]
+        run.sizes = [sum(r["usage"].values()) - r["usage"]["output_tokens"] for r in calls]
+        last = [r["body"] for r in calls if r["body"].get("tools")][-1]
+        run.fact_kept = "TANGERINE-42" in str(last["messages"])
     session.close()
     return run
 
 
-def report(off: Run, on: Run, window: int) -> None:
-    print(f"{'turn':>4}  {'no compaction':>14}  {'Micro':>10}  {'ratio':>6}")
-    for n, (a, b) in enumerate(zip(off.per_turn, on.per_turn, strict=True)):
-        flag = "  > window" if a > window else ""
-        print(f"{n:>4}  {a:>14,}  {b:>10,}  {b / a:>6.2f}{flag}")
-    med_off = statistics.median(off.requests)
-    med_on = statistics.median(on.requests)
-    print()
-    print(f"window: {window:,} tokens; requests per run: {len(off.requests)}")
+def report(key: str, shape: Shape, off: Run, on: Run) -> None:
+    ratio = on.cost / off.cost
+    cost_aim, share_aim = AIMS[key]
+    print(f"## {shape.name}, {shape.window:,}-token window")
     print(
-        f"median input tokens per request: no compaction {med_off:,.0f}, Micro {med_on:,.0f}, "
-        f"ratio {med_on / med_off:.2f}"
+        f"  requests: {len(off.usages)} without compaction, {len(on.usages)} with "
+        f"({on.count('micro')} Micro, {on.count('full')} Full)"
     )
     print(
-        f"total input tokens: no compaction {sum(off.requests):,}, Micro {sum(on.requests):,}, "
-        f"ratio {sum(on.requests) / sum(off.requests):.2f}"
+        f"  cost-weighted input: {off.cost:,.0f} -> {on.cost:,.0f}  ratio {ratio:.2f}x "
+        f"(model bound {shape.bound:.2f}x, aim <= {cost_aim:.2f}x)"
     )
+    aim = f", aim >= {share_aim:.0%}" if share_aim else ""
+    print(f"  stable-prefix share: {off.stable_share:.1%} without, {on.stable_share:.1%} with{aim}")
     print(
-        f"largest request: no compaction {max(off.requests):,}, Micro {max(on.requests):,} "
-        f"({max(on.requests) / window:.0%} of the window)"
+        f"  largest request: {max(on.sizes):,} tokens ({max(on.sizes) / shape.window:.0%} of the "
+        f"window; {max(off.sizes):,} without); first-message fact in the last request: "
+        f"{'yes' if on.fact_kept else 'NO'}; {on.seconds:.1f} s"
     )
-    for run in (off, on):
-        share = sum(run.stable) / sum(run.requests)
-        print(f"stable-prefix share of input ({run.label}): {share:.1%} ({run.seconds:.1f} s)")
-    print(f"compaction events (Micro run): {len(on.events)}")
     for line in on.events:
-        print(f"  {line}")
+        if not line.startswith("micro"):
+            print(f"    {line}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--turns", type=int, default=50)
-    parser.add_argument("--window", type=int, default=64_000)
+    parser.add_argument("--only", choices=sorted(SHAPES), action="append")
+    parser.add_argument("--events", action="store_true", help="list every compaction")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="peri-bench-ws-") as tmp:
-        workspace = Path(tmp)
-        for n in range(args.turns):
-            (workspace / f"module_{n}.py").write_text(source_file(n))
-        # Each run keeps its session under the workspace, so the temporary directory holds all.
-        off = asyncio.run(
-            run_session("no compaction", CompactConfig(disable_compact=True), workspace, args.turns)
-        )
-        on = asyncio.run(
-            run_session("Micro", CompactConfig(context_window=args.window), workspace, args.turns)
-        )
-    report(off, on, args.window)
+    for key in args.only or list(SHAPES):
+        shape = SHAPES[key]
+        with tempfile.TemporaryDirectory(prefix="peri-bench-ws-") as tmp:
+            workspace = Path(tmp)
+            for n in range(shape.turns * shape.reads):
+                (workspace / f"module_{n}.py").write_text(source_file(n, shape.file_tokens))
+            off = asyncio.run(
+                run_shape(shape, CompactConfig(disable_compact=True), workspace, "off")
+            )
+            on = asyncio.run(
+                run_shape(shape, CompactConfig(context_window=shape.window), workspace, "on")
+            )
+        report(key, shape, off, on)
+        if args.events:
+            for line in on.events:
+                print(f"    {line}")
     return 0
 
 

@@ -67,6 +67,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="trust this workspace for this run: apply what its files would loosen "
         "(permission mode, imports from outside it, ...); not remembered",
     )
+    p.add_argument(
+        "--allowedTools",
+        "--allowed-tools",
+        dest="allowed_tools",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help='permission rules that allow, e.g. "Bash(git diff:*) Edit(src/**)"',
+    )
+    p.add_argument(
+        "--disallowedTools",
+        "--disallowed-tools",
+        dest="disallowed_tools",
+        action="append",
+        default=[],
+        metavar="RULES",
+        help='permission rules that deny, e.g. "Bash(rm:*),WebFetch"',
+    )
     p.add_argument("--version", action="version", version=f"peri {__version__}")
     return p
 

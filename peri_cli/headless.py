@@ -26,6 +26,7 @@ from peri_cli.core.events import (
 )
 from peri_cli.core.loop import Agent, Denial
 from peri_cli.core.messages import Usage, dump_message
+from peri_cli.core.pressure import stable_prefix_share
 from peri_cli.core.retry import Retrying
 from peri_cli.core.skills import SkillError, invoke_user_skill
 from peri_cli.core.subagents import ChildStateChanged, SubagentManager
@@ -84,6 +85,7 @@ def result_object(
     estimated: bool = False,
     denials: list[Denial] | None = None,
     error: str | None = None,
+    prefix_share: float | None = None,
 ) -> dict[str, Any]:
     """The `result` object of `--output-format json` (CONTRACT.md §2)."""
     usage = usage or Usage()
@@ -112,6 +114,7 @@ def result_object(
             for d in denials or []
         ],
     }
+    out["stable_prefix_share"] = None if prefix_share is None else round(prefix_share, 4)
     if error is not None:
         out["error"] = error
     return out
@@ -242,6 +245,7 @@ class _Output:
                         "tokens_before": b,
                         "tokens_after": a,
                         "affected": n,
+                        "prefix_changed": event.prefix_changed,
                         "detail": d,
                     }
                 )
@@ -266,6 +270,7 @@ class _Output:
             estimated=agent.usage_estimated,
             denials=agent.denials,
             error=self.error,
+            prefix_share=stable_prefix_share(agent.session.entries).share,
         )
         if agent.denials:
             print(f"peri: {denial_summary(agent)}", file=self.err)

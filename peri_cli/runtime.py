@@ -15,12 +15,16 @@ from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import ContributionChain, default_chain
 from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.factory import AgentConfig, AgentFactory
+from peri_cli.core.hookpoints import Hooks
+from peri_cli.core.hooks import hook_config_from_layers
 from peri_cli.core.loop import Agent
 from peri_cli.core.meta import ALL_ON, MetaRegistry, MetaState
 from peri_cli.core.meta import resolve as resolve_meta
 from peri_cli.core.models import context_window, default_model
-from peri_cli.core.permissions import Mode, PermissionPolicy
+from peri_cli.core.permissions import Mode
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.provider import Provider
+from peri_cli.core.rules import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.core.session import Session, SessionNotFound, SessionStore
 from peri_cli.core.settings import LoadedSettings, Settings, SettingsError, peri_home_from_env
 from peri_cli.core.skills import SkillCatalog, load_skills, skill_listing
@@ -98,6 +102,7 @@ class Runtime:
     skills: SkillCatalog = field(default_factory=SkillCatalog)
     loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
     meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
+    rules: RuleSet = field(default_factory=RuleSet)  # settings files and the command line
 
     @property
     def trusted(self) -> bool:
@@ -125,6 +130,10 @@ class Runtime:
             state.trusted, state.why = True, "recorded"
             assert self.loaded is not None
             self._apply_settings(settle(self.loaded, self.env, trusted=True))
+            if self.agent is not None:  # the workspace's allow rules and hooks apply now
+                self.agent.policy.trusted = True
+                if self.agent.hooks is not None:
+                    self.agent.hooks.trusted = True
             self._mcp_trusted()
         else:
             state.why = "declined" if answer is False else state.why
@@ -269,14 +278,37 @@ class Runtime:
             make_compactor=self.make_compactor,
             make_chain=self._make_chain,
             env=child_env(self.env, self.settings.scrub_env),
+            retry_max_wait=self.settings.retry_max_wait_seconds,
+            hooks=self._hooks_for(session),
         )
-        policy = PermissionPolicy(mode=self.mode, workspace=self.workspace)
+        policy = PermissionPolicy(
+            mode=self.mode,
+            workspace=self.workspace,
+            rules=self.rules,
+            trusted=self.trusted,
+            home=Path(self.env.get("HOME", str(Path.home()))),
+        )
         agent = factory.build(
             session, AgentConfig(model=self.model, policy=policy, max_turns=self.max_turns)
         )
         self.subagents = agent_tool.runner = SubagentManager(agent, factory, catalog)
         self.warnings.extend(catalog.problems)
         return agent
+
+    def _hooks_for(self, session: Session) -> Hooks | None:
+        """The session's command hooks (None when none are configured)."""
+        config = hook_config_from_layers(self.loaded.layers if self.loaded else ())
+        if not config.hooks:
+            return None
+        return Hooks(
+            config=config,
+            trusted=self.trusted,
+            cwd=self.workspace,
+            env=child_env(self.env, self.settings.scrub_env),
+            session_id=session.id,
+            transcript_path=session.path,
+            mode=lambda: self.mode,
+        )
 
     def _make_chain(self) -> ContributionChain:
         chain = default_chain()
@@ -389,7 +421,17 @@ def build_runtime(
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
     settings = loaded.settings
-    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings()]
+    rules = ruleset_from_layers(loaded.layers)
+    for flag, values, behavior in (
+        ("--allowedTools", getattr(args, "allowed_tools", []), "allow"),
+        ("--disallowedTools", getattr(args, "disallowed_tools", []), "deny"),
+    ):
+        found, problems = rules_from_cli(values, behavior, flag)  # type: ignore[arg-type]
+        if problems:
+            raise StartupError(problems[0], exit_code=2)
+        rules.extend((found, []))
+    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
+    warnings += hook_config_from_layers(loaded.layers).problems
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
     provider_name = choose_provider(args.provider, settings, env)
@@ -408,6 +450,7 @@ def build_runtime(
         loaded=loaded,
         mode_from_flag=args.permission_mode is not None,
         skills=skills,
+        rules=rules,
     )
     try:
         if settings.meta_harness.get("mcp") is not False:  # turned off: no server starts

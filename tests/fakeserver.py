@@ -52,6 +52,12 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
                                                   servers do (see OPENAI_QUIRKS)
 
 An item with no content key replies "ok"; so does every request once the script is exhausted.
+
+A responder (`set_responder(fn)`, in process) picks the item from the request body instead.
+
+Prompt caching (opt-in: `FakeServer(cache=True)`, `set_cache(True)` or `--cache`): Anthropic
+requests then report cache_read/cache_creation tokens computed from the request prefix by
+Anthropic's rules (see `cache_usage`). Every accepted request's reported usage is recorded with it.
 Events counted by `cut_after` include Anthropic's `ping` and OpenAI's first role chunk.
 """
 
@@ -59,12 +65,13 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import re
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -306,6 +313,92 @@ def validate_openai(body: Any) -> str | None:
     return None
 
 
+# --- prompt caching (opt-in) --------------------------------------------------------------------
+# Anthropic's rules, as documented for prompt caching: the cacheable prefix runs tools -> system ->
+# messages, block by block; a `cache_control` breakpoint writes the prefix up to and including its
+# block (when it is at least CACHE_MIN_TOKENS long); a request reads the longest prefix written
+# before that ends at a block boundary at most CACHE_LOOKBACK blocks before one of its breakpoints.
+# Usage then splits the request into cache reads, cache writes (read end .. last breakpoint) and
+# uncached input (the rest). Entries never expire here (tests run well inside the 5-minute TTL).
+# Tokens are the server's usual measure: JSON characters / 4.
+
+CACHE_MIN_TOKENS = 1024
+CACHE_LOOKBACK = 20
+
+
+def _prefix_blocks(body: dict[str, Any]) -> list[tuple[dict[str, Any], int, bool]]:
+    """(block without cache_control, its characters, has a breakpoint) in cache order: tools,
+    system, messages. A message's own framing (role, brackets) counts with its first block, so
+    the blocks add up to the messages as serialized."""
+    out: list[tuple[dict[str, Any], int, bool]] = []
+
+    def add(block: Any) -> None:
+        if isinstance(block, dict):
+            bare = {k: v for k, v in block.items() if k != "cache_control"}
+            out.append((bare, len(json.dumps(bare)), block.get("cache_control") is not None))
+
+    for tool in body.get("tools") or []:
+        add(tool)
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        add({"type": "text", "text": system})
+    elif isinstance(system, list):
+        for block in system:
+            add(block)
+    for message in body.get("messages") or []:
+        role = message.get("role")
+        blocks = [b for b in _blocks(message) if isinstance(b, dict)]
+        bare = [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+        sizes = [len(json.dumps(b)) for b in bare]
+        if sizes:  # the message's framing counts with its first block, which also names the role
+            sizes[0] += len(json.dumps({"role": role, "content": bare})) - sum(sizes)
+            bare[0] = {"role": role, **bare[0]}
+        for block, size, original in zip(bare, sizes, blocks, strict=True):
+            out.append((block, size, original.get("cache_control") is not None))
+    return out
+
+
+class PromptCache:
+    """The prefixes written so far (by hash, per model) and the usage a request would report."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        self.enabled = enabled
+        self._written: set[str] = set()
+        self._lock = threading.Lock()
+
+    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+        total = max(1, len(json.dumps(body)) // 4)
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        ends: list[tuple[str, int]] = []  # (prefix hash, prefix tokens) after each block
+        breakpoints: list[int] = []
+        chars = 0
+        for i, (block, size, marked) in enumerate(_prefix_blocks(body)):
+            digest.update(json.dumps(block, sort_keys=True).encode())
+            chars += size
+            ends.append((digest.copy().hexdigest(), chars // 4))
+            if marked:
+                breakpoints.append(i)
+        with self._lock:
+            read = 0
+            for b in breakpoints:
+                for j in range(b, max(-1, b - CACHE_LOOKBACK), -1):
+                    if ends[j][0] in self._written:
+                        read = max(read, ends[j][1])
+                        break
+            written = 0
+            for b in breakpoints:
+                if ends[b][1] >= CACHE_MIN_TOKENS:
+                    self._written.add(ends[b][0])
+                    written = max(written, ends[b][1])
+        creation = max(0, written - read)
+        read, creation = min(read, total), min(creation, total - min(read, total))
+        return {
+            "input_tokens": total - read - creation,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": creation,
+        }
+
+
 # --- the server ---------------------------------------------------------------------------------
 
 
@@ -330,6 +423,8 @@ class _State:
         self.served = 0  # how often the current status item has been answered
         self.requests: list[dict[str, Any]] = []
         self.counter = 0
+        self.cache = PromptCache(enabled=False)
+        self.responder: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
         self.set_script(script or [])
 
     def set_script(self, script: list[dict[str, Any]]) -> None:
@@ -396,18 +491,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.close_connection = True
 
-    def _record(self, body: Any, status: int) -> None:
+    def _record(self, body: Any, status: int, usage: dict[str, Any] | None = None) -> None:
         state = self.server.state
         with state.lock:
-            state.requests.append(
-                {
-                    "path": self.path,
-                    "method": self.command,
-                    "headers": {k.lower(): v for k, v in self.headers.items()},
-                    "body": body,
-                    "status": status,
-                }
-            )
+            record = {
+                "path": self.path,
+                "method": self.command,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+                "body": body,
+                "status": status,
+            }
+            if usage is not None:
+                record["usage"] = dict(usage)
+            state.requests.append(record)
 
     def _stream(self, events: Iterator[bytes], item: dict[str, Any]) -> None:
         """Write SSE events as HTTP/1.1 chunks, honouring delay and cut_after."""
@@ -516,7 +612,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._record(body, 400)
             self._send_error(400, error, anthropic=anthropic)
             return
-        item = self.server.state.next_item(_first_user_text(body))
+        responder = self.server.state.responder
+        item = responder(body) if responder is not None else None
+        item = self.server.state.next_item(_first_user_text(body)) if item is None else item
         if "status" in item:
             status = int(item["status"])
             self._record(body, status)
@@ -525,8 +623,8 @@ class _Handler(BaseHTTPRequestHandler):
                 headers["retry-after"] = str(item["retry_after"])
             self._send_error(status, item.get("message"), anthropic=anthropic, headers=headers)
             return
-        self._record(body, 200)
-        reply = _Reply(item, body, self.server.state)
+        reply = _Reply(item, body, self.server.state, cache=anthropic)
+        self._record(body, 200, reply.usage)
         if not body.get("stream"):
             self._send_json(200, reply.anthropic_message() if anthropic else reply.openai_message())
         elif anthropic:
@@ -576,7 +674,9 @@ def _stream_options(item: dict[str, Any]) -> dict[str, Any]:
 class _Reply:
     """One scripted reply rendered in either protocol."""
 
-    def __init__(self, item: dict[str, Any], request: dict[str, Any], state: _State) -> None:
+    def __init__(
+        self, item: dict[str, Any], request: dict[str, Any], state: _State, *, cache: bool = False
+    ) -> None:
         self.item = item
         self.request = request
         self.state = state
@@ -599,6 +699,8 @@ class _Reply:
             "cache_read_input_tokens": 0,
             "cache_creation_input_tokens": 0,
         }
+        if cache and state.cache.enabled:
+            usage.update(state.cache.usage(request))
         usage.update(item.get("usage") or {})
         self.usage = usage
 
@@ -874,8 +976,10 @@ class FakeServer:
         port: int = 0,
         host: str = "127.0.0.1",
         models: list[str] | None = DEFAULT_MODELS,
+        cache: bool = False,
     ) -> None:
         self._state = _State(script, None if models is None else list(models))
+        self._state.cache.enabled = cache
         self._server = _HTTPServer((host, port), self._state)
         self._thread: threading.Thread | None = None
         self.host = host
@@ -911,6 +1015,17 @@ class FakeServer:
         with self._state.lock:
             self._state.models = None if models is None else list(models)
 
+    def set_responder(
+        self, responder: Callable[[dict[str, Any]], dict[str, Any] | None] | None
+    ) -> None:
+        """In process only: a function from a valid request body to its script item, asked before
+        the script (None falls through to it); for replies that depend on the request."""
+        self._state.responder = responder
+
+    def set_cache(self, enabled: bool) -> None:
+        """Turn Anthropic prompt-cache accounting on or off (off forgets what was cached)."""
+        self._state.cache = PromptCache(enabled=enabled)
+
     def start(self) -> FakeServer:
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
         self._thread.start()
@@ -938,12 +1053,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--models", help="comma-separated model list for GET /v1/models; 'none' for a 404"
     )
+    parser.add_argument(
+        "--cache", action="store_true", help="report Anthropic prompt-cache usage from prefixes"
+    )
     args = parser.parse_args(argv)
     script = json.loads(args.script.read_text()) if args.script else []
     models = DEFAULT_MODELS
     if args.models is not None:
         models = None if args.models == "none" else [m for m in args.models.split(",") if m]
-    server = FakeServer(script, port=args.port, host=args.host, models=models)
+    server = FakeServer(script, port=args.port, host=args.host, models=models, cache=args.cache)
     print(f"LISTENING {server.port}", flush=True)
     try:
         server.serve_forever()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,10 +15,18 @@ from peri_cli.core.events import (
     TurnEnded,
 )
 from peri_cli.core.messages import Message, Usage, user_text
-from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, plan_micro
+from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, origin_of, plan_micro
 from peri_cli.core.models import context_window
-from peri_cli.core.pressure import Pressure, _last_usage, measure_pressure, token_bound
+from peri_cli.core.pressure import (
+    Pressure,
+    _last_usage,
+    measure_pressure,
+    reported_usage,
+    token_bound,
+    usage_estimated,
+)
 from peri_cli.core.projection import (
+    CACHE_MARK_KEY,
     Directive,
     active_directives,
     dump_directives,
@@ -30,14 +38,18 @@ from peri_cli.core.provider import MessageCompleted, ModelRequest, ProviderError
 from peri_cli.core.retry import Retrying, stream_with_retries
 from peri_cli.core.summary import (
     REINJECT_MAX_FILES,
+    USER_TEXTS_KEY,
     continuation_text,
     extract_summary,
     files_read,
     instruction_for,
+    keep_typed,
     read_current,
     reinjection_text,
     skills_used,
     summary_messages,
+    typed_texts,
+    user_texts_block,
 )
 from peri_cli.core.tokens import RATIO_MAX, TokenCounter, default_counter
 from peri_cli.core.transcript import CompactBoundary, Entry, MessageEntry, ProjectionEntry
@@ -46,9 +58,6 @@ if TYPE_CHECKING:
     from peri_cli.core.loop import Agent
     from peri_cli.core.settings import Settings
 
-# Micro frees down to this share of its threshold, so it does not fire (and move the cached
-# prefix) again on the very next turn.
-MICRO_TARGET = 0.8
 WARN_MARGIN = 0.05  # warn when pressure is this close below the Full threshold
 SUMMARY_ATTEMPTS = 3  # one try plus two retries of an empty summary
 STALL_LIMIT = 2  # automatic Full compactions in a row that stay over the threshold
@@ -61,10 +70,19 @@ REINJECT_WINDOW_SHARE = 0.10
 
 @dataclass(frozen=True)
 class CompactConfig:
+    """Thresholds, targets and budgets; the shares are of the context window."""
+
     micro_threshold: float = 0.75
     full_threshold: float = 0.95
+    # Micro frees down to this share (hysteresis): every projection rewrites the cached prefix
+    # from the first changed message on, so it acts rarely and in large steps.
+    micro_low_water: float = 0.2
     protected_turns: int = 3
+    protected_turns_budget: float = 0.25  # the last turns are protected up to this share
+    keep_results: int = 3  # the newest tool results that are always whole
     keep_chars: int = 200
+    user_text_budget: float = 0.10  # Full keeps the user's typed words up to this share ...
+    user_text_max_tokens: int = 20_000  # ... and at most this many tokens
     disable_compact: bool = False  # no automatic compaction at all; /compact still works
     disable_auto_compact: bool = False  # no automatic Full; Micro still runs
     context_window: int | None = None  # override of the model's known window
@@ -81,8 +99,13 @@ class CompactConfig:
         return cls(
             micro_threshold=c.micro_compact_threshold,
             full_threshold=c.auto_compact_threshold,
+            micro_low_water=c.micro_low_water,
             protected_turns=c.protected_turns,
+            protected_turns_budget=c.protected_turns_budget,
+            keep_results=c.keep_tool_results,
             keep_chars=c.tool_result_keep_chars,
+            user_text_budget=c.user_text_budget,
+            user_text_max_tokens=c.user_text_max_tokens,
             disable_compact=settings.disable_compact,
             disable_auto_compact=settings.disable_auto_compact,
             context_window=settings.context_window,
@@ -106,6 +129,8 @@ class _MicroPlan:
     directives: list[Directive]
     freed: int  # tokens, measured by rendering the affected messages before and after
     changed: int  # messages whose rendered copy changes
+    first: int  # index of the first view message that changes
+    rewrite: int  # tokens of the view from that message on: what the prompt cache writes again
 
 
 @dataclass
@@ -194,13 +219,14 @@ class Compactor:
         if i is None:
             return
         entry = entries[i]
-        assert isinstance(entry, MessageEntry) and entry.usage is not None
-        if entry.id == self._calibrated or entry.usage.prompt_tokens <= 0:
-            return
+        usage = reported_usage(entry)
+        assert isinstance(entry, MessageEntry) and usage is not None
+        if entry.id == self._calibrated or usage_estimated(entry):
+            return  # an estimate is the counter's own figure: nothing to learn from it
         self._calibrated = entry.id
         sent = project(entries[:i])
         estimated = self.base_tokens(request) + self.counter.count_messages(sent)
-        self.counter.calibrate(estimated, entry.usage.prompt_tokens)
+        self.counter.calibrate(estimated, usage.prompt_tokens)
 
     # the Compact phase
 
@@ -224,10 +250,10 @@ class Compactor:
         if sample.ratio < cfg.full_threshold:
             self._stalls = 0
         plan = self._plan(agent, tokens, window) if sample.ratio >= cfg.micro_threshold else None
-        # Micro alone when it gets under the Full threshold (or Full is off); else Full instead.
-        if plan is not None and (
-            not auto_full or (tokens - plan.freed) / window < cfg.full_threshold
-        ):
+        # Micro when it takes a large step (to below the middle of the low-water mark and its
+        # threshold), or as far as it can when automatic Full is off. A small step would move the
+        # cached prefix again on the next request or two; instead, wait for the Full threshold.
+        if plan is not None and (not auto_full or self._worth_it(plan, tokens, window)):
             compacted = self._commit_micro(agent, plan, tokens)
             tokens = compacted.tokens_after if compacted.tokens_after is not None else tokens
             self._warned = False
@@ -280,24 +306,45 @@ class Compactor:
 
     # Micro
 
+    def _worth_it(self, plan: _MicroPlan, tokens: int, window: int) -> bool:
+        """A large step: pressure ends at most halfway between the low-water mark and the Micro
+        threshold. Every step rewrites the cached prefix from its first changed message (the
+        protected tail included), so small steps cost more than they save; measured in
+        bench/compaction_window.py."""
+        cfg = self.config
+        low = min(cfg.micro_low_water, cfg.micro_threshold)
+        return tokens - plan.freed <= int((low + cfg.micro_threshold) / 2 * window)
+
     def _plan(self, agent: Agent, tokens: int, window: int) -> _MicroPlan | None:
-        """Directives that would bring pressure under the Micro target; None if nothing helps."""
+        """Directives that bring pressure down to the low-water mark (as far as protection
+        allows), oldest unprojected parts first; None if nothing helps."""
         cfg = self.config
         entries = agent.session.entries
-        target = int(cfg.micro_threshold * MICRO_TARGET * window)
+        target = int(min(cfg.micro_low_water, cfg.micro_threshold) * window)
         already = {d.key for ds in active_directives(entries).values() for d in ds}
         directives = plan_micro(
             visible_entries(entries),
             tokens - target,
             keep_turns=cfg.protected_turns,
             keep_chars=cfg.keep_chars,
+            keep_results=cfg.keep_results,
+            turn_budget=int(cfg.protected_turns_budget * window),
             already=already,
             count=self.counter.count_text,
         )
         if not directives:
             return None
         freed, changed = self._freed(entries, directives)
-        return _MicroPlan(directives, freed, changed) if changed else None
+        if not changed:
+            return None
+        before = agent.view()
+        after = project([*entries, ProjectionEntry(directives=dump_directives(directives))])
+        first = next(
+            (i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b),
+            min(len(before), len(after)),
+        )
+        rewrite = self.counter.count_messages(after[first:])
+        return _MicroPlan(directives, freed, changed, first, rewrite)
 
     def _freed(self, entries: Sequence[Entry], new: Sequence[Directive]) -> tuple[int, int]:
         """Tokens freed by adding `new` to the directives in force, and messages changed."""
@@ -320,37 +367,55 @@ class Compactor:
 
     def _commit_micro(self, agent: Agent, plan: _MicroPlan, tokens: int) -> Compacted:
         after = tokens - plan.freed
-        agent.session.append(
-            ProjectionEntry(
-                directives=dump_directives(plan.directives),
-                tokens_before=tokens,
-                tokens_after=after,
-            )
-        )
+        fields: dict[str, object] = {
+            "directives": dump_directives(plan.directives),
+            "tokens_before": tokens,
+            "tokens_after": after,
+        }
+        # The next request is worth a cache breakpoint on the last message left unchanged: the
+        # provider finds the prefix it cached before this projection however far back it is.
+        if plan.first > 0:
+            fields[CACHE_MARK_KEY] = plan.first - 1
+        agent.session.append(ProjectionEntry.model_validate(fields))
         kinds = sorted({d.kind for d in plan.directives})
-        detail = f"{len(plan.directives)} directives: {', '.join(kinds)}"
-        return Compacted("micro", tokens, after, plan.changed, detail=detail)
+        detail = (
+            f"{len(plan.directives)} directives ({', '.join(kinds)}); "
+            f"{_prefix_note(plan.freed, plan.rewrite, after)}"
+        )
+        return Compacted(
+            "micro", tokens, after, plan.changed, detail=detail, prefix_changed=plan.rewrite
+        )
 
     # Full
 
     def _summary_request(self, agent: Agent, focus: str | None) -> ModelRequest:
-        """The tool-less summary request, shrunk (results cut, oldest messages left out) to fit."""
+        """The tool-less summary request, shrunk to fit the window: tool inputs and results are
+        summarised, not quoted, so they are cut first; then long texts; then the oldest messages
+        are left out."""
         window = self.window(agent)
         base = agent.build_request(tools=False)
         max_out = min(agent.max_tokens, max(512, window // 4))
-        budget = int((window - max_out) * 0.95)
+        budget = min(int((window - max_out) * 0.95), int(window * SUMMARY_INPUT_SHARE))
         view = base.messages
         instruction = instruction_for(focus)
         fixed = self.base_tokens(base)
+        files = {
+            id(p)
+            for e in visible_entries(agent.session.entries)
+            if origin_of(e) == ORIGIN_REINJECT
+            for p in e.message.content
+        }
         attempt = base
-        for cap in (None, 8_000, 2_000, 500):
-            attempt = self._summary_attempt(base, view, instruction, max_out, cap=cap)
+        for caps in SUMMARY_CAPS:
+            attempt = self._summary_attempt(base, view, instruction, max_out, caps, files=files)
             if fixed + self.counter.count_messages(attempt.messages) <= budget:
                 return attempt
         skip = 0
-        while skip < len(view) - 1:  # results are as short as they get: leave out the oldest
+        while skip < len(view) - 1:  # everything is as short as it gets: leave out the oldest
             skip += max(1, (len(view) - skip) // 2)
-            attempt = self._summary_attempt(base, view, instruction, max_out, cap=500, skip=skip)
+            attempt = self._summary_attempt(
+                base, view, instruction, max_out, SUMMARY_CAPS[-1], files=files, skip=skip
+            )
             if fixed + self.counter.count_messages(attempt.messages) <= budget:
                 break
         return attempt
@@ -361,12 +426,23 @@ class Compactor:
         view: Sequence[Message],
         instruction: str,
         max_out: int,
+        caps: tuple[int, int | None],
         *,
-        cap: int | None,
+        files: Collection[int],
         skip: int = 0,
     ) -> ModelRequest:
-        messages = summary_messages(view, instruction, result_chars=cap, skip=skip)
-        return dataclasses.replace(base, messages=messages, tools=[], max_tokens=max_out)
+        result_chars, text_chars = caps
+        messages = summary_messages(
+            view,
+            instruction,
+            result_chars=result_chars,
+            text_chars=text_chars,
+            skip=skip,
+            file_texts=files,
+        )
+        return dataclasses.replace(
+            base, messages=messages, tools=[], max_tokens=max_out, cache_marks=()
+        )
 
     async def _summarize(
         self, agent: Agent, request: ModelRequest, failure: list[str]
@@ -375,7 +451,10 @@ class Compactor:
         for _ in range(self.summary_attempts):
             completed: MessageCompleted | None = None
             try:
-                async for event in stream_with_retries(agent.provider, request):
+                retrying = stream_with_retries(
+                    agent.provider, request, max_wait=agent.retry_max_wait
+                )
+                async for event in retrying:
                     if isinstance(event, MessageCompleted):
                         completed = event
                     elif isinstance(event, Retrying):
@@ -386,8 +465,9 @@ class Compactor:
             if completed is None:
                 failure.append("the summary request ended without a reply")
                 return
-            usage = completed.usage or Usage()  # TODO(lead): estimate
-            agent.usage_total = agent.usage_total + usage
+            usage: Usage | None = completed.usage
+            if usage is not None:  # a provider may report none
+                agent.usage_total = agent.usage_total + usage
             if completed.stop_reason != "end_turn":
                 failure.append(
                     f"the summary did not finish normally (stop reason {completed.stop_reason})"
@@ -412,6 +492,26 @@ class Compactor:
         )
         return text, text.count('<file path="')
 
+    def _summary_entry(
+        self, agent: Agent, summary: str, excluded: Sequence[MessageEntry]
+    ) -> tuple[MessageEntry, int]:
+        """The message standing for the excluded history: the summary, then what the user typed
+        (verbatim, newest first within the budget), so no fact or instruction of theirs is lost
+        to a summary that forgot it. Returns it and how many of the user's texts it carries."""
+        cfg = self.config
+        budget = min(cfg.user_text_max_tokens, int(self.window(agent) * cfg.user_text_budget))
+        texts = typed_texts(excluded)
+        kept = keep_typed(texts, budget=budget, count=self.counter.count_text)
+        block = user_texts_block(kept, len(texts) - len(kept))
+        entry = MessageEntry.model_validate(
+            {
+                "message": user_text(continuation_text(summary, block)),
+                "origin": ORIGIN_SUMMARY,
+                USER_TEXTS_KEY: kept,
+            }
+        )
+        return entry, len(kept)
+
     async def _full(
         self, agent: Agent, focus: str | None, tokens_before: int | None, outcome: _Outcome
     ) -> AsyncIterator[Event]:
@@ -433,9 +533,7 @@ class Compactor:
         if not summary:
             yield CompactFailed(failure[0] if failure else "no summary")
             return
-        summary_entry = MessageEntry.model_validate(
-            {"message": user_text(continuation_text(summary)), "origin": ORIGIN_SUMMARY}
-        )
+        summary_entry, n_texts = self._summary_entry(agent, summary, excluded)
         boundary = CompactBoundary(
             summary_id=summary_entry.id,
             focus=focus or None,
@@ -449,15 +547,46 @@ class Compactor:
                 MessageEntry.model_validate({"message": user_text(text), "origin": ORIGIN_REINJECT})
             )
         after_view = project([*entries, *added])
-        tokens_after = self.base_tokens(agent.build_request()) + self.counter.count_messages(
-            after_view
-        )
+        changed = self.counter.count_messages(after_view)  # no message survives a Full
+        tokens_after = self.base_tokens(agent.build_request()) + changed
         added[1] = boundary.model_copy(update={"tokens_after": tokens_after})
         agent.session.append(*added)
         outcome.ok, outcome.tokens_after = True, tokens_after
         detail = f"summarized {len(excluded)} messages"
+        if n_texts:
+            detail += f"; kept {n_texts} user message{'s' if n_texts > 1 else ''} verbatim"
         if n_files:
             detail += f"; re-injected {n_files} file{'s' if n_files > 1 else ''}"
         if focus:
             detail += f"; focus: {focus}"
-        yield Compacted("full", tokens_before, tokens_after, len(excluded), detail=detail)
+        if tokens_before is not None:
+            detail += f"; {_prefix_note(tokens_before - tokens_after, changed, tokens_after)}"
+        yield Compacted(
+            "full",
+            tokens_before,
+            tokens_after,
+            len(excluded),
+            detail=detail,
+            prefix_changed=changed,
+        )
+
+
+# (tool input and result characters, other text characters) per attempt at fitting the summary
+# request into the window; the first already cuts huge tool blocks (summarised, not quoted).
+SUMMARY_CAPS: tuple[tuple[int, int | None], ...] = (
+    (2_000, None),
+    (1_000, None),
+    (500, 40_000),
+    (300, 8_000),
+    (200, 2_000),
+)
+# A summary request (uncached: it carries no tools) uses at most this share of the window.
+SUMMARY_INPUT_SHARE = 0.25
+
+
+def _prefix_note(freed: int, changed: int, after: int) -> str:
+    share = changed / after if after > 0 else 0.0
+    return (
+        f"freed {freed:,} tokens; the prompt-cache prefix changed for {changed:,} tokens "
+        f"({share:.0%} of the next request)"
+    )

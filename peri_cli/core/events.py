@@ -41,7 +41,8 @@ class ToolFinished:
     is_error: bool
 
 
-PermissionAnswer = Literal["allow", "allow_session", "deny"]
+# allow once; allow what `suggestions` cover for the session, or always in this project; deny
+PermissionAnswer = Literal["allow", "allow_session", "allow_project", "deny"]
 
 
 @dataclass
@@ -53,6 +54,8 @@ class PermissionRequested:
     reason: str
     future: asyncio.Future[PermissionAnswer] = field(repr=False)
     agent: str | None = None  # the SubAgent asking (its label), None for the main agent
+    suggestions: list[str] = field(default_factory=list)  # rules "allow for the session" adds
+    deny_note: str = ""  # set before answering "deny": what the model is told instead
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,9 @@ class Compacted:
     tokens_after: int | None
     affected: int
     detail: str = ""
+    # Tokens of the next request from the first changed message on: what the provider's prompt
+    # cache must write again (None: not measured).
+    prefix_changed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +87,7 @@ class Notice:
     level: Literal["info", "warning", "error"] = "info"
 
 
-TurnEndReason = Literal["done", "max_turns", "cancelled", "error", "compact_stalled"]
+TurnEndReason = Literal["done", "max_turns", "cancelled", "error", "compact_stalled", "blocked"]
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from peri_cli.core.childenv import child_env
 from peri_cli.core.contributions import ContributionChain, default_chain
+from peri_cli.core.hookpoints import Hooks
 from peri_cli.core.loop import Agent, CompactHook
 from peri_cli.core.ownership import WriteOwners
-from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.provider import Provider
 from peri_cli.core.session import Session
 from peri_cli.core.tokens import TokenCounter
@@ -43,6 +44,8 @@ class AgentFactory:
     env: Mapping[str, str] = field(default_factory=lambda: child_env(os.environ))
     counter: TokenCounter | None = None
     max_tokens: int = 8192
+    retry_max_wait: float = 60.0
+    hooks: Hooks | None = None  # the session's command hooks; SubAgents run them too
 
     def build(self, session: Session, config: AgentConfig) -> Agent:
         ctx = ToolContext(
@@ -66,4 +69,6 @@ class AgentFactory:
             counter=self.counter,
         )
         agent.label = config.label
+        agent.retry_max_wait = self.retry_max_wait
+        agent.hooks = self.hooks
         return agent

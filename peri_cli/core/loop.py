@@ -6,13 +6,14 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from peri_cli.core.contributions import ContributionChain, RequestContext
 from peri_cli.core.events import (
     AssistantMessage,
     Event,
+    Notice,
     PermissionAnswer,
     PermissionRequested,
     ToolCall,
@@ -21,6 +22,8 @@ from peri_cli.core.events import (
     TurnStarted,
 )
 from peri_cli.core.extra_tools import Unwrapping
+from peri_cli.core.hookpoints import Hooks, notices
+from peri_cli.core.hooks import HookOutcome
 from peri_cli.core.interruption import TurnProgress, describe_call, interruption_note
 from peri_cli.core.messages import (
     Message,
@@ -31,8 +34,8 @@ from peri_cli.core.messages import (
     scrub_message,
     user_text,
 )
-from peri_cli.core.permissions import PermissionPolicy
-from peri_cli.core.projection import project
+from peri_cli.core.policy import Decision, PermissionPolicy
+from peri_cli.core.projection import cache_marks, project
 from peri_cli.core.provider import (
     RAW_INPUT_KEY,
     MessageCompleted,
@@ -84,6 +87,7 @@ class _Planned:
     writes: Writes = NOTHING
     output: ToolOutput | None = None  # set when decided without running (error, denial)
     started: bool = False
+    notes: list[str] = field(default_factory=list)  # hooks' messages for the user
 
 
 class Agent:
@@ -121,6 +125,8 @@ class Agent:
         # Inputs that arrived while the loop was idle or busy (a background SubAgent's report);
         # the next Receive takes them all, before the prompt.
         self.inbox: list[str] = []
+        self.hooks: Hooks | None = None  # the user's command hooks, when any are configured
+        self.retry_max_wait = 60.0  # seconds: a longer retry-after fails the call at once
         self._counter = counter
         self._view_cache: tuple[tuple[int, int], list[Message]] | None = None
         self.tool_ctx = tool_ctx or ToolContext(workspace=policy.workspace, session_dir=session.dir)
@@ -155,6 +161,7 @@ class Agent:
             messages=self.view(),
             tools=self.tools.specs() if tools else [],
             max_tokens=self.max_tokens,
+            cache_marks=cache_marks(self.session.entries) if tools else (),
         )
 
     async def run(self, prompt: str | None = None) -> AsyncIterator[Event]:
@@ -168,6 +175,15 @@ class Agent:
             received = [_queued(item) for item in self.inbox]
             if text.strip():
                 received.append(MessageEntry(message=user_text(text)))
+                if self.hooks is not None:
+                    self.hooks.guard.reset()
+                    outcome = await self.hooks.run("UserPromptSubmit", prompt=text)
+                    for notice in notices(outcome):
+                        yield notice
+                    if outcome.blocked:
+                        yield TurnEnded("blocked", outcome.reason or "blocked by a hook")
+                        return
+                    received.extend(_queued(_hook_context(c)) for c in outcome.context)
             if received:
                 self.session.append(*received)
                 self.inbox.clear()
@@ -224,8 +240,21 @@ class Agent:
             self._commit(message, usage, estimated, results)
             progress.reset()
             if not results:
+                if await self._stop_hooks_say_go_on():
+                    continue
                 yield TurnEnded("done")
                 return
+
+    async def _stop_hooks_say_go_on(self) -> bool:
+        """Stop hooks may send the agent back to work (a bounded number of rounds)."""
+        if self.hooks is None or not self.hooks.has("Stop"):
+            return False
+        outcome = await self.hooks.run("Stop", stop_hook_active=self.hooks.guard.active)
+        keep_going, _overruled = self.hooks.guard.keep_going(outcome)
+        if keep_going:
+            note = f"[A Stop hook asks you to continue: {outcome.reason or 'not done yet'}]"
+            self.session.append(_queued(note))
+        return keep_going
 
     async def _compact(self) -> AsyncIterator[Event]:
         if self.compactor is not None:
@@ -238,7 +267,8 @@ class Agent:
         """Stream one model call; the completed message and its request land in `reply`."""
         request = self.build_request()
         try:
-            async for event in stream_with_retries(self.provider, request):
+            retrying = stream_with_retries(self.provider, request, max_wait=self.retry_max_wait)
+            async for event in retrying:
                 if isinstance(event, MessageCompleted):
                     reply.append((event, request))
                 else:
@@ -313,6 +343,8 @@ class Agent:
                     item = tasks[task]
                     progress.finished.append(describe_call(item.use.name, item.use.input))
                     yield _finished(item)
+                    for line in item.notes:
+                        yield Notice(line, "warning")
         finally:  # cancelled: stop every running tool before the cancellation goes on
             for task in pending:
                 item = tasks[task]
@@ -330,26 +362,33 @@ class Agent:
                 )
             )
 
-    async def _permit(self, item: _Planned, bad_input: str | None) -> AsyncIterator[Event]:
+    def _refusal(self, item: _Planned, bad_input: str | None) -> ToolOutput | None:
+        """Why a call cannot even be considered: an unknown tool or unusable arguments."""
         tool = self.tools.get(item.use.name)
         if tool is None:
             names = ", ".join(sorted(self.tools.direct))
             more = " More are available through SearchExtraTools." if self.tools.deferred else ""
-            item.output = ToolOutput.error(
+            return ToolOutput.error(
                 f"Unknown tool {item.use.name!r}. Available tools: {names}.{more}"
             )
-            return
         if RAW_INPUT_KEY in item.use.input and len(item.use.input) == 1:
-            item.output = ToolOutput.error(
+            return ToolOutput.error(
                 f"The arguments for {tool.name} were not valid JSON. Send a JSON object "
                 "matching the tool's input schema."
             )
-            return
         if bad_input is not None:
-            item.output = ToolOutput.error(
+            return ToolOutput.error(
                 f"The input for {tool.name} held invalid text (a lone UTF-16 surrogate) in "
                 f"{bad_input}; the call was not run. Send the arguments again as valid Unicode."
             )
+        return None
+
+    async def _permit(self, item: _Planned, bad_input: str | None) -> AsyncIterator[Event]:
+        """Decide one call: its real target, its input, its writes, hooks, rules and the mode;
+        ask the user when that is the answer."""
+        item.output = self._refusal(item, bad_input)
+        tool = self.tools.get(item.use.name)
+        if item.output is not None or tool is None:
             return
         raw = item.use.input
         try:
@@ -361,7 +400,19 @@ class Agent:
             held = self.tool_ctx.owners.conflict(self.tool_ctx.agent_id, item.writes.paths)
             if held is not None:
                 raise ToolError(held)
-            decision = self.policy.decide(tool.name, tool.kind, list(item.writes.paths))
+            pre = await self._pre_tool_use(tool.name, raw, item.use.id)
+            for notice in notices(pre):
+                yield notice
+            if pre.blocked:
+                raise ToolError(f"Blocked by a PreToolUse hook: {pre.reason}")
+            decision = self.policy.decide(
+                tool.name,
+                tool.kind,
+                raw,
+                item.writes.paths,
+                hook=pre.permission,
+                hook_reason=pre.permission_reason,
+            )
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
             return
@@ -371,22 +422,53 @@ class Agent:
                 "the call was not run. Fix the arguments and retry."
             )
             return
+        async for event in self._answer(item, tool, raw, decision):
+            yield event
+
+    async def _answer(
+        self, item: _Planned, tool: Tool, raw: dict[str, Any], decision: Decision
+    ) -> AsyncIterator[Event]:
+        """Apply a decision, asking the user when it says "ask"; a denial becomes the result."""
         answer: PermissionAnswer = "allow" if decision.action == "allow" else "deny"
+        note = ""
         if decision.action == "ask":
+            offers = (
+                []
+                if decision.outside_workspace or decision.protected
+                else self.policy.suggestions(tool.name, tool.kind, raw, item.writes.paths)
+            )
             future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
-            yield PermissionRequested(tool.name, raw, decision.reason, future, agent=self.label)
+            asked = PermissionRequested(
+                tool.name, raw, decision.reason, future, agent=self.label, suggestions=offers
+            )
+            yield asked
             answer = await future
+            note = asked.deny_note.strip()
             if answer == "allow_session":
-                self.policy.session_allowed.add(tool.name)
+                self.policy.allow_for_session(offers)
+            elif answer == "allow_project" and (problem := self.policy.allow_in_project(offers)):
+                yield Notice(problem, "warning")
         if answer != "deny":
             self.tool_ctx.owners.claim(self.tool_ctx.agent_id, self.label or "", item.writes.paths)
             return
         why = decision.reason or "not permitted"
-        self.denials.append(Denial(tool.name, item.use.id, dict(raw), why))
+        self.denials.append(Denial(tool.name, item.use.id, dict(raw), note or why))
+        if note:  # the user said why, and maybe what to do instead
+            item.output = ToolOutput.error(
+                f"The user denied {tool.name} and said: {note}\nDo not retry the same call."
+            )
+            return
         item.output = ToolOutput.error(
             f"Permission denied for {tool.name} ({why}) in permission mode "
             f"{self.policy.mode!r}. Do not retry the same call; tell the user what you "
             "wanted to do so they can allow it or change the mode."
+        )
+
+    async def _pre_tool_use(self, name: str, raw: dict[str, Any], use_id: str) -> HookOutcome:
+        if self.hooks is None:
+            return HookOutcome()
+        return await self.hooks.run(
+            "PreToolUse", tool_name=name, tool_input=dict(raw), tool_use_id=use_id
         )
 
     async def _call_after(self, item: _Planned, before: list[asyncio.Future[None]]) -> None:
@@ -403,9 +485,33 @@ class Agent:
             item.output = ToolOutput.error(str(e))
         except Exception as e:  # a tool bug must reach the model as an error, not end the session
             item.output = ToolOutput.error(f"{tool.name} failed: {type(e).__name__}: {e}")
+        if self.hooks is not None and self.hooks.has("PostToolUse"):
+            item.output = await self._post_tool_use(item, item.output)
+
+    async def _post_tool_use(self, item: _Planned, output: ToolOutput) -> ToolOutput:
+        """A PostToolUse hook's reason and context go to the model beside the result."""
+        assert self.hooks is not None and item.tool is not None
+        text = "".join(p.text for p in output.content if isinstance(p, TextPart))
+        outcome = await self.hooks.run(
+            "PostToolUse",
+            tool_name=item.tool.name,
+            tool_input=dict(item.use.input),
+            tool_use_id=item.use.id,
+            tool_response={"output": text, "is_error": output.is_error},
+        )
+        item.notes.extend(n.text for n in notices(outcome))
+        extra = [f"[PostToolUse hook: {outcome.reason}]"] if outcome.blocked else []
+        extra += [f"[PostToolUse hook context: {c}]" for c in outcome.context]
+        if not extra:
+            return output
+        return ToolOutput([*output.content, TextPart(text="\n".join(extra))], output.is_error)
 
 
 ORIGIN_QUEUED = "queued"  # a user-side message Peri queued (a background SubAgent's report)
+
+
+def _hook_context(text: str) -> str:
+    return f"[Context from a UserPromptSubmit hook]\n{text}"
 
 
 def _queued(text: str) -> MessageEntry:

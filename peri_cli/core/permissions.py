@@ -9,7 +9,7 @@ checks (tools here; permission rules, hooks and shell redirections later).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -22,7 +22,6 @@ __all__ = [
     "PROTECTED_FILES",
     "Decision",
     "Mode",
-    "PermissionPolicy",
     "decide",
     "protected_path",
 ]
@@ -92,23 +91,3 @@ def decide(mode: Mode, kind: ToolKind, targets: list[Path], workspace: Path) -> 
         "external": "calls an external tool",
     }
     return Decision("ask", what[kind])
-
-
-@dataclass
-class PermissionPolicy:
-    """The mode plus what the user allowed for the rest of the session."""
-
-    mode: Mode
-    workspace: Path
-    session_allowed: set[str] = field(default_factory=set)  # tool names allowed for the session
-
-    def decide(self, tool: str, kind: ToolKind, targets: list[Path]) -> Decision:
-        decision = decide(self.mode, kind, targets, self.workspace)
-        if (
-            decision.action == "ask"
-            and not decision.outside_workspace
-            and not decision.protected
-            and tool in self.session_allowed
-        ):
-            return Decision("allow")
-        return decision

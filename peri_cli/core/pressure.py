@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from peri_cli.core.messages import ImagePart, Message, ToolResultPart, dump_message
+from peri_cli.core.messages import ImagePart, Message, ToolResultPart, Usage, dump_message
 from peri_cli.core.projection import project
 from peri_cli.core.tokens import IMAGE_TOKENS_MAX, RATIO_MAX
 from peri_cli.core.transcript import (
@@ -36,13 +36,30 @@ class Pressure:
         return self.tokens / self.window if self.window else 0.0
 
 
+def usage_estimated(entry: MessageEntry) -> bool:
+    """Whether the entry's usage was estimated by Peri because the provider reported none."""
+    flag = getattr(entry, "usage_estimated", None)
+    if flag is None:
+        flag = (entry.model_extra or {}).get("usage_estimated")
+    return flag is True
+
+
+def reported_usage(entry: Entry) -> Usage | None:
+    """The usage of an assistant entry if it says anything: a provider that reported nothing
+    (no usage, or all zeros) leaves the history to be estimated instead."""
+    if not isinstance(entry, MessageEntry) or entry.message.role != "assistant":
+        return None
+    usage = entry.usage
+    return usage if usage is not None and usage.prompt_tokens > 0 else None
+
+
 def _last_usage(entries: Sequence[Entry]) -> int | None:
     """Index of the last assistant entry with usage that still describes the current history."""
     for i in range(len(entries) - 1, -1, -1):
         e = entries[i]
         if isinstance(e, ClearMarker | CompactBoundary):
             return None  # a usage report from before these describes a different history
-        if isinstance(e, MessageEntry) and e.message.role == "assistant" and e.usage is not None:
+        if reported_usage(e) is not None:
             return i
     return None
 
@@ -65,8 +82,9 @@ def measure_pressure(
     i = _last_usage(entries)
     if i is not None:
         entry = entries[i]
-        assert isinstance(entry, MessageEntry) and entry.usage is not None
-        tokens = entry.usage.prompt_tokens + entry.usage.output_tokens
+        usage = reported_usage(entry)
+        assert isinstance(entry, MessageEntry) and usage is not None
+        tokens = usage.prompt_tokens + usage.output_tokens
         added: list[Message] = []
         for e in entries[i + 1 :]:
             if isinstance(e, MessageEntry):
@@ -92,3 +110,36 @@ def token_bound(messages: Sequence[Message]) -> int:
             inner = part.content if isinstance(part, ToolResultPart) else [part]
             total += IMAGE_TOKENS_MAX * sum(isinstance(p, ImagePart) for p in inner)
     return int(total * RATIO_MAX)
+
+
+@dataclass(frozen=True)
+class PrefixShare:
+    """How much of the input the provider read from its prompt cache, over the requests after
+    the first (the first has nothing to read). `share` is None when no request reported cache
+    figures (a provider without them, or estimated usage only)."""
+
+    cache_read: int
+    total: int
+    requests: int
+
+    @property
+    def share(self) -> float | None:
+        return self.cache_read / self.total if self.total else None
+
+
+def stable_prefix_share(entries: Sequence[Entry]) -> PrefixShare:
+    """Pure: cache reads / all input tokens, summed over the usage the provider reported on the
+    assistant entries given (estimated usage is left out: it knows nothing of the cache)."""
+    reports = [
+        u
+        for e in entries
+        if isinstance(e, MessageEntry)
+        and not usage_estimated(e)
+        and (u := reported_usage(e)) is not None
+    ]
+    later = reports[1:]
+    return PrefixShare(
+        cache_read=sum(u.cache_read_input_tokens for u in later),
+        total=sum(u.prompt_tokens for u in later),
+        requests=len(later),
+    )

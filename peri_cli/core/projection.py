@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -91,6 +92,24 @@ class ReplaceImage(_Directive):
         return f"replace_image:{self.message_id}:{self.tool_use_id or ''}:{self.index}"
 
 
+ATTACHED = "this attached text"
+ATTACHED_AGAIN = "read its source again if you need them"
+
+
+class TruncateText(_Directive):
+    """Keep the head and tail of a text part (an attached file, a `!` command's output), with a
+    marker; used only on user messages that were not typed by the person."""
+
+    kind: Literal["truncate_text"] = "truncate_text"
+    index: int = Field(ge=0)
+    head: int = Field(ge=0)
+    tail: int = Field(ge=0)
+
+    @property
+    def key(self) -> str:
+        return f"truncate_text:{self.message_id}:{self.index}"
+
+
 class DropThinking(_Directive):
     """Leave a reasoning block out whole; signed blocks are never cut, only kept or dropped."""
 
@@ -103,7 +122,8 @@ class DropThinking(_Directive):
 
 
 Directive = Annotated[
-    TruncateResult | ElideInput | ReplaceImage | DropThinking, Field(discriminator="kind")
+    TruncateResult | ElideInput | ReplaceImage | DropThinking | TruncateText,
+    Field(discriminator="kind"),
 ]
 
 
@@ -213,7 +233,14 @@ def cut_points(text: str, head: int, tail: int) -> tuple[int, int]:
     return end, _snap_forward(text, max(start, end))
 
 
-def cut_middle(text: str, head: int, tail: int) -> str:
+def cut_middle(
+    text: str,
+    head: int,
+    tail: int,
+    *,
+    what: str = "this old tool result",
+    again: str = "run the tool again if you need them",
+) -> str:
     """`text` with its middle replaced by a marker saying how much was cut (see `cut_points`);
     text short enough to keep whole is returned unchanged."""
     end, start = cut_points(text, head, tail)
@@ -222,8 +249,8 @@ def cut_middle(text: str, head: int, tail: int) -> str:
         return text
     lines = cut.count("\n")
     marker = (
-        f"[… {len(cut):,} characters ({lines:,} lines) of this old tool result were cut by "
-        "context compaction; run the tool again if you need them …]"
+        f"[… {len(cut):,} characters ({lines:,} lines) of {what} were cut by "
+        f"context compaction; {again} …]"
     )
     before = text[:end]
     after = text[start:]
@@ -266,41 +293,66 @@ def _render_use(part: ToolUsePart, elide: ElideInput) -> ToolUsePart:
     return ToolUsePart(id=part.id, name=part.name, input=new)
 
 
+@dataclass
+class _ByTarget:
+    """A message's directives, indexed by the part they apply to."""
+
+    drop: set[int] = field(default_factory=set)
+    texts: dict[int, TruncateText] = field(default_factory=dict)
+    top_images: dict[int, ReplaceImage] = field(default_factory=dict)
+    result_images: dict[str, dict[int, ReplaceImage]] = field(default_factory=dict)
+    truncs: dict[str, TruncateResult] = field(default_factory=dict)
+    elides: dict[str, ElideInput] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, directives: Sequence[Directive]) -> _ByTarget:
+        t = cls()
+        for d in directives:
+            if isinstance(d, DropThinking):
+                t.drop.add(d.index)
+            elif isinstance(d, ReplaceImage):
+                if d.tool_use_id is None:
+                    t.top_images[d.index] = d
+                else:
+                    t.result_images.setdefault(d.tool_use_id, {})[d.index] = d
+            elif isinstance(d, TruncateResult):
+                t.truncs[d.tool_use_id] = d
+            elif isinstance(d, TruncateText):
+                t.texts[d.index] = d
+            else:
+                t.elides[d.tool_use_id] = d
+        return t
+
+    def apply(self, role: str, i: int, part: Part) -> Part | None:
+        """The part as rendered (the same object when unchanged), or None when left out."""
+        if isinstance(part, ThinkingPart) and i in self.drop:
+            return None
+        if isinstance(part, ImagePart) and i in self.top_images:
+            return TextPart(text=self.top_images[i].placeholder)
+        if isinstance(part, TextPart) and i in self.texts and role == "user":
+            t = self.texts[i]
+            cut = cut_middle(part.text, t.head, t.tail, what=ATTACHED, again=ATTACHED_AGAIN)
+            return part if cut == part.text else TextPart(text=cut)
+        if isinstance(part, ToolResultPart) and (
+            part.tool_use_id in self.truncs or part.tool_use_id in self.result_images
+        ):
+            return _render_result(
+                part,
+                self.truncs.get(part.tool_use_id),
+                self.result_images.get(part.tool_use_id, {}),
+            )
+        if isinstance(part, ToolUsePart) and part.id in self.elides:
+            return _render_use(part, self.elides[part.id])
+        return part
+
+
 def render_message(message: Message, directives: Sequence[Directive]) -> Message:
     """A copy of `message` with `directives` applied, or `message` itself when nothing changes."""
-    drop: set[int] = set()
-    top_images: dict[int, ReplaceImage] = {}
-    result_images: dict[str, dict[int, ReplaceImage]] = {}
-    truncs: dict[str, TruncateResult] = {}
-    elides: dict[str, ElideInput] = {}
-    for d in directives:
-        if isinstance(d, DropThinking):
-            drop.add(d.index)
-        elif isinstance(d, ReplaceImage):
-            if d.tool_use_id is None:
-                top_images[d.index] = d
-            else:
-                result_images.setdefault(d.tool_use_id, {})[d.index] = d
-        elif isinstance(d, TruncateResult):
-            truncs[d.tool_use_id] = d
-        else:
-            elides[d.tool_use_id] = d
+    by_target = _ByTarget.of(directives)
     parts: list[Part] = []
     changed = False
     for i, part in enumerate(message.content):
-        new: Part | None = part
-        if isinstance(part, ThinkingPart) and i in drop:
-            new = None
-        elif isinstance(part, ImagePart) and i in top_images:
-            new = TextPart(text=top_images[i].placeholder)
-        elif isinstance(part, ToolResultPart) and (
-            part.tool_use_id in truncs or part.tool_use_id in result_images
-        ):
-            new = _render_result(
-                part, truncs.get(part.tool_use_id), result_images.get(part.tool_use_id, {})
-            )
-        elif isinstance(part, ToolUsePart) and part.id in elides:
-            new = _render_use(part, elides[part.id])
+        new = by_target.apply(message.role, i, part)
         if new is not part:
             changed = True
         if new is not None:
@@ -380,6 +432,21 @@ def interruption_message(entry: Interruption) -> MessageEntry:
             }
         )
     return note
+
+
+CACHE_MARK_KEY = "cache_mark"  # on a ProjectionEntry: the last view message it left unchanged
+
+
+def cache_marks(entries: Sequence[Entry]) -> tuple[int, ...]:
+    """Where the view is worth a prompt-cache breakpoint besides its end: the last message the
+    most recent Micro compaction left unchanged (a /clear or Full since then changed all)."""
+    for entry in reversed(entries):
+        if isinstance(entry, ClearMarker | CompactBoundary):
+            return ()
+        if isinstance(entry, ProjectionEntry):
+            mark = (entry.model_extra or {}).get(CACHE_MARK_KEY)
+            return (mark,) if isinstance(mark, int) and mark >= 0 else ()
+    return ()
 
 
 def render(

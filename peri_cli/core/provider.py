@@ -34,6 +34,9 @@ class ModelRequest:
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int = 8192
+    # Indexes of messages whose end is worth a prompt-cache breakpoint besides the last one (the
+    # last message compaction left unchanged); a provider without explicit caching ignores them.
+    cache_marks: tuple[int, ...] = ()
 
 
 # Stream events a provider yields while a reply arrives.

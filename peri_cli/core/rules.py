@@ -882,9 +882,14 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
         if not _inside(path, ctx.root) or protected_path(path, ctx.workspace) is not None:
             return []
         rel = path.relative_to(ctx.root)
-        # An edit tool's folder (its neighbours are likely next); a redirection's file alone.
-        whole_folder = call.tool != "Bash" and str(rel.parent) != "."
-        spec = _glob_escape(str(rel.parent)) + "/**" if whole_folder else _glob_escape(str(rel))
+        # An edit tool's folder (its neighbours are likely next; at the top, the workspace: the
+        # protected paths still ask); a redirection's file alone.
+        if call.tool == "Bash":
+            spec = _glob_escape(str(rel))
+        elif str(rel.parent) == ".":
+            spec = "**"
+        else:
+            spec = _glob_escape(str(rel.parent)) + "/**"
         out.append(f"Edit(./{spec})")
     return list(dict.fromkeys(out))
 

@@ -49,10 +49,21 @@ class _Section(BaseModel):
 
 
 class CompactSettings(_Section):
+    """Compaction (PRODUCT §4). Shares are of the model's context window."""
+
     micro_compact_threshold: float = Field(default=0.75, ge=0.0, le=1.0)
     auto_compact_threshold: float = Field(default=0.95, ge=0.0, le=1.0)
+    # Micro frees down to this share (hysteresis), so it fires rarely and in large steps.
+    micro_low_water: float = Field(default=0.2, ge=0.0, le=1.0)
     protected_turns: int = Field(default=3, ge=0)
+    # The last `protected_turns` turns are protected only up to this share, newest parts first.
+    protected_turns_budget: float = Field(default=0.25, ge=0.0, le=1.0)
+    # The newest tool results that are always whole.
+    keep_tool_results: int = Field(default=3, ge=0)
     tool_result_keep_chars: int = Field(default=200, ge=0)
+    # Full keeps what the user typed, verbatim, up to this share (and at most the tokens below).
+    user_text_budget: float = Field(default=0.10, ge=0.0, le=1.0)
+    user_text_max_tokens: int = Field(default=20_000, ge=0)
 
 
 class GuideSettings(_Section):
@@ -79,6 +90,12 @@ class Settings(_Section):
     # Extra environment variables removed from every child process (on top of provider keys).
     # Every file's list counts: a later file can add names, never take one back.
     scrub_env: list[str] = Field(default_factory=list)
+    # Claude Code's `permissions` ({allow, ask, deny}) and `hooks`; read per file (core/rules.py,
+    # core/hooks.py), because a later file adds to an earlier one's rules instead of replacing.
+    permissions: dict[str, Any] = Field(default_factory=dict)
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    # The longest wait Peri accepts from a server's retry-after before failing with a message.
+    retry_max_wait_seconds: float = Field(default=60.0, ge=0.0)
 
 
 # Lists that add up across files instead of the later file replacing the earlier one: each only

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -16,7 +16,7 @@ from peri_cli.core.messages import (
     ToolUsePart,
     user_text,
 )
-from peri_cli.core.micro import _json
+from peri_cli.core.micro import ORIGIN_SUMMARY, _json, is_typed, origin_of
 from peri_cli.core.projection import cut_middle, normalize
 from peri_cli.core.transcript import MessageEntry
 
@@ -43,28 +43,48 @@ def summary_instruction() -> str:
 # --- the summary request ----------------------------------------------------------------------
 
 
-def _as_text(part: Part, result_chars: int | None) -> TextPart | None:
-    """A part of the view as plain text, so the summary request carries no tool blocks."""
+def _cap(text: str, chars: int | None, what: str) -> str:
+    if chars is None or len(text) <= chars:
+        return text
+    return cut_middle(
+        text, chars // 2, chars // 2, what=what, again="it is summarised here, not quoted"
+    )
+
+
+def _as_text(
+    part: Part, result_chars: int | None, text_chars: int | None, file_texts: Collection[int]
+) -> TextPart | None:
+    """A part of the view as plain text, so the summary request carries no tool blocks.
+
+    Tool inputs and results are cut to `result_chars` (they are summarised, not quoted: a 10 MB
+    Write input must not become a 10 MB request), as are file contents an earlier compaction
+    re-injected (text parts whose id is in `file_texts`); other text to `text_chars`."""
+    if isinstance(part, TextPart) and id(part) in file_texts:
+        text = _cap(part.text, result_chars, "these file contents")
+        return part if text == part.text else TextPart(text=text)
     if isinstance(part, TextPart):
-        return part
+        text = _cap(part.text, text_chars, "this message")
+        return part if text == part.text else TextPart(text=text)
     if isinstance(part, ThinkingPart):
         return None  # signed reasoning goes back whole or not at all
     if isinstance(part, ImagePart):
         return TextPart(text="[image]")
     if isinstance(part, ToolUsePart):
-        args = _json(part.input)
-        if result_chars is not None:
-            args = cut_middle(args, result_chars // 2, result_chars // 2)
+        args = _cap(_json(part.input), result_chars, "this tool input")
         return TextPart(text=f"[tool call {part.name}: {args}]")
-    text = part.text or "(no text output)"
-    if result_chars is not None:
-        text = cut_middle(text, result_chars // 2, result_chars // 2)
+    text = _cap(part.text or "(no text output)", result_chars, "this tool result")
     label = "tool error" if part.is_error else "tool result"
     return TextPart(text=f"[{label}]\n{text}")
 
 
 def summary_messages(
-    view: Sequence[Message], instruction: str, *, result_chars: int | None = None, skip: int = 0
+    view: Sequence[Message],
+    instruction: str,
+    *,
+    result_chars: int | None = None,
+    text_chars: int | None = None,
+    skip: int = 0,
+    file_texts: Collection[int] = (),
 ) -> list[Message]:
     """The summary request's messages: the view as text (tool blocks rendered readably, reasoning
     left out), its first `skip` messages omitted, and the instruction as the last user message."""
@@ -72,7 +92,7 @@ def summary_messages(
     for message in view[skip:]:
         parts: list[Part] = []
         for p in message.content:
-            t = _as_text(p, result_chars)
+            t = _as_text(p, result_chars, text_chars, file_texts)
             if t is not None:
                 parts.append(t)
         if parts:
@@ -108,8 +128,78 @@ def instruction_for(focus: str | None) -> str:
     return text
 
 
-def continuation_text(summary: str) -> str:
-    return f"{CONTINUATION_HEAD}\n\n<summary>\n{summary}\n</summary>\n\n{CONTINUATION_TAIL}"
+def continuation_text(summary: str, user_texts: str = "") -> str:
+    """The message that stands for the excluded history: the summary, then the user's own words
+    (`user_texts_block`), then how to carry on."""
+    middle = f"\n\n{user_texts}" if user_texts else ""
+    return f"{CONTINUATION_HEAD}\n\n<summary>\n{summary}\n</summary>{middle}\n\n{CONTINUATION_TAIL}"
+
+
+# --- what the user typed, kept verbatim -------------------------------------------------------
+
+USER_TEXTS_KEY = "user_texts"  # on a summary entry: the typed texts it carries, oldest first
+USER_TEXTS_HEAD = (
+    "What the user wrote before the compaction, word for word (oldest first). These are the "
+    "user's own messages, not a summary: their facts, requests and instructions still hold."
+)
+
+
+def typed_texts(view_entries: Sequence[MessageEntry]) -> list[str]:
+    """What the person typed in these entries, oldest first: their prompts, and the texts an
+    earlier summary carried verbatim. Tool results, attachments, command output and compaction's
+    own text are left out."""
+    texts: list[str] = []
+    for e in view_entries:
+        if origin_of(e) == ORIGIN_SUMMARY:
+            carried = (e.model_extra or {}).get(USER_TEXTS_KEY)
+            if isinstance(carried, list):
+                texts.extend(t for t in carried if isinstance(t, str) and t.strip())
+        elif is_typed(e):
+            text = "\n".join(p.text for p in e.message.content if isinstance(p, TextPart))
+            if text.strip():
+                texts.append(text)
+    return texts
+
+
+def keep_typed(texts: Sequence[str], *, budget: int, count: Callable[[str], int]) -> list[str]:
+    """The newest texts that fit `budget` tokens, oldest first; the oldest one kept may be cut in
+    its middle (with a marker) when it alone does not fit and at least 200 tokens are left."""
+    kept: list[str] = []
+    left = budget
+    for text in reversed(texts):
+        n = count(text)
+        if n <= left:
+            kept.append(text)
+            left -= n
+            continue
+        if left >= 200:
+            chars = int(len(text) * left / n * 0.9)
+            kept.append(
+                cut_middle(
+                    text,
+                    chars // 2,
+                    chars // 2,
+                    what="this message",
+                    again="it was too long to keep whole",
+                )
+            )
+        break
+    kept.reverse()
+    return kept
+
+
+def user_texts_block(kept: Sequence[str], omitted: int) -> str:
+    """The user's texts as they follow the summary."""
+    if not kept:
+        return ""
+    blocks = "\n\n".join(f"<user_message>\n{t}\n</user_message>" for t in kept)
+    note = (
+        f"\n\n({omitted:,} older message{'s' if omitted != 1 else ''} of the user did not fit "
+        "and are covered by the summary only.)"
+        if omitted
+        else ""
+    )
+    return f"{USER_TEXTS_HEAD}\n\n{blocks}{note}"
 
 
 # --- what is re-injected ----------------------------------------------------------------------

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from peri_cli.core.guides import GuideResult, discover_guides
+from peri_cli.core.hooks import hook_loosenings
+from peri_cli.core.rules import allow_rule_loosenings
 from peri_cli.core.settings import (
     WORKSPACE_SCOPES,
     LoadedSettings,
@@ -21,6 +23,7 @@ from peri_cli.core.settings import (
     read_layers,
 )
 from peri_cli.core.trust import (
+    DETECTORS,
     Loosening,
     TrustState,
     TrustStore,
@@ -30,6 +33,10 @@ from peri_cli.core.trust import (
     guide_loosenings,
     withheld_settings,
 )
+
+# What a repository's settings files would loosen: modes and MCP servers (core/trust.py), allow
+# rules and hooks (their own modules, which import trust: so they are joined here).
+ALL_DETECTORS = (*DETECTORS, allow_rule_loosenings, hook_loosenings)
 
 
 def load_workspace(
@@ -47,7 +54,8 @@ def load_workspace(
     elsewhere: skills' allowed-tools, .mcp.json servers), decide trust, and merge the settings
     accordingly. SettingsError for a bad settings file."""
     layers, warnings = read_layers(workspace, peri_home)
-    found = [*find_loosenings(WorkspaceFiles(workspace, tuple(layers), mode_flag)), *extra]
+    files = WorkspaceFiles(workspace, tuple(layers), mode_flag)
+    found = [*find_loosenings(files, ALL_DETECTORS), *extra]
     untrusted = merge_layers(layers, env, withhold=_withheld(layers), warnings=warnings)
     record, store_warning = TrustStore(peri_home).lookup(workspace)
     if not trust_flag and not (record is not None and record.trusted):
@@ -89,7 +97,8 @@ def workspace_guides(
 
 def _withheld(layers: Sequence[SettingsLayer]) -> list[SettingKey]:
     # Judged without the command line's mode, so the merged settings never hold a loosened value.
-    return withheld_settings(find_loosenings(WorkspaceFiles(Path("."), tuple(layers))))
+    files = WorkspaceFiles(Path("."), tuple(layers))
+    return withheld_settings(find_loosenings(files, ALL_DETECTORS))
 
 
 def _label(loaded: LoadedSettings, workspace: Path) -> str:

@@ -223,7 +223,7 @@ def build_params(request: ModelRequest, default_model: str = DEFAULT_MODEL) -> d
     params: dict[str, Any] = {
         "model": request.model or default_model,
         "max_tokens": request.max_tokens,
-        "messages": convert_messages(request.messages),
+        "messages": convert_messages(request.messages, request.cache_marks),
     }
     system = build_system(request.frozen_system, request.dynamic_system)
     if system:
@@ -247,24 +247,30 @@ def convert_tool(tool: ToolSpec) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
 
 
-def convert_messages(messages: list[Message]) -> list[dict[str, Any]]:
-    """Core messages as API messages, with a breakpoint on the most recent message's last block.
+def convert_messages(messages: list[Message], marks: tuple[int, ...] = ()) -> list[dict[str, Any]]:
+    """Core messages as API messages, with a breakpoint on the most recent message's last block,
+    and on the messages `marks` names (at most two: the system prompt holds one breakpoint).
 
     Parts the API cannot take back (empty text, unsigned thinking) are dropped; a message left
     empty is skipped and same-role neighbours are merged so the roles still alternate.
     """
     out: list[dict[str, Any]] = []
-    for message in messages:
+    marked: set[int] = set()  # indexes into `out`
+    wanted = set(marks[-(MAX_BREAKPOINTS - 2) :]) if marks else set()
+    for i, message in enumerate(messages):
         blocks = [b for b in (convert_part(p) for p in message.content) if b is not None]
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == message.role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": message.role, "content": blocks})
+        if blocks:
+            if out and out[-1]["role"] == message.role:
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": message.role, "content": blocks})
+        if i in wanted and out:
+            marked.add(len(out) - 1)
     if out:
+        marked.add(len(out) - 1)
+    for index in sorted(marked):
         # Thinking blocks cannot carry cache_control; mark the last block that can.
-        for block in reversed(out[-1]["content"]):
+        for block in reversed(out[index]["content"]):
             if block["type"] not in ("thinking", "redacted_thinking"):
                 block["cache_control"] = dict(EPHEMERAL)
                 break

@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer
@@ -22,6 +23,7 @@ from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.startup import RuntimeSlot
 from peri_cli.tui.widgets.conversation import PAGE, Conversation
 from peri_cli.tui.widgets.notice import Level, NoticeLine
+from peri_cli.tui.widgets.permission_prompt import ApprovalDock, PermissionPrompt
 from peri_cli.tui.widgets.prompt_area import PromptArea
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER
 from peri_cli.tui.widgets.status_bar import StatusBar
@@ -36,9 +38,9 @@ if TYPE_CHECKING:
     from peri_cli.tui.bridge import Bridge
     from peri_cli.tui.screens.session_picker import PickResult
     from peri_cli.tui.slash import SlashCommands
-    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
+MIN_CONVERSATION = 2  # rows of conversation an approval leaves in view
 
 
 class PeriApp(App[int]):
@@ -46,9 +48,14 @@ class PeriApp(App[int]):
     TITLE = "Peri"
     AUTO_FOCUS = "#prompt"
     ENABLE_COMMAND_PALETTE = False
+    # The one key table of the TUI (`slash.KEYS` says it in /help, the README repeats it).
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "interrupt", "Cancel · twice quits", priority=True),
-        Binding("escape", "close_popup", "Close", show=False),
+        Binding("escape", "escape", "Back", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
+        Binding("ctrl+end", "bottom", "Bottom", show=False, priority=True),
+        Binding("ctrl+o", "toggle_folds", "Folds", priority=True),
         Binding("ctrl+l", "redraw", "Redraw"),
     ]
 
@@ -84,6 +91,7 @@ class PeriApp(App[int]):
             self.history = history or PromptHistory(self.slot.runtime.peri_home / HISTORY_FILE)
             workspace = self.slot.runtime.workspace
             self.prompt_area = PromptArea(self.history, WorkspaceFiles(workspace), str(workspace))
+        self.approvals = ApprovalDock(id="approvals")
         self.status = StatusBar(clock, id="status")
         self._bridge: Bridge | None = None
         self._commands: SlashCommands | None = None
@@ -96,6 +104,7 @@ class PeriApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield self.conversation
+        yield self.approvals
         yield self.prompt_area
         yield self.status
         yield Footer()
@@ -171,7 +180,11 @@ class PeriApp(App[int]):
 
             if not isinstance(e, StartupError):
                 raise
-            self.exit(return_code=e.exit_code, message=f"peri: error: {e}")
+            from rich.text import Text
+
+            from peri_cli.core.textsafe import visible
+
+            self.exit(return_code=e.exit_code, message=Text(visible(f"peri: error: {e}")))
             return
         from peri_cli.tui.completion import WorkspaceFiles
 
@@ -188,7 +201,16 @@ class PeriApp(App[int]):
         from peri_cli.tui.bridge import Bridge
         from peri_cli.tui.slash import SlashCommands
 
-        self._bridge = Bridge(self.conversation, self.status, self._cost_of)
+        self.conversation.workspace = runtime.workspace
+        self._bridge = Bridge(
+            self.conversation,
+            self.status,
+            self._cost_of,
+            approvals=self.approvals,
+            workspace=runtime.workspace,
+            interruption=self._interruption,
+            summary=self._last_summary,
+        )
         self._commands = SlashCommands(self)
         if self._freeze_gc:
             # What start-up built (modules, Textual, the core) lives as long as the process:
@@ -293,6 +315,19 @@ class PeriApp(App[int]):
 
     # prompts, commands and turns
 
+    def _interruption(self) -> str | None:
+        """What the loop recorded for the model about the turn that just stopped, if anything."""
+        agent = self.runtime.agent
+        note = getattr(agent, "last_interruption", None) if agent is not None else None
+        return note if isinstance(note, str) and note.strip() else None
+
+    def _last_summary(self) -> str:
+        """The summary the last Full compact wrote (shown under its separator)."""
+        from peri_cli.tui.items import summary_text
+
+        agent = self.runtime.agent
+        return summary_text(agent.session.entries) if agent is not None else ""
+
     def _cost_of(self, usage: Usage) -> float | None:
         from peri_cli.core.models import cost_usd
 
@@ -309,6 +344,7 @@ class PeriApp(App[int]):
         from peri_cli.core.commands import parse_command
 
         invocation = parse_command(text)
+        self.conversation.to_bottom()  # what is sent, and what it brings, is read at the bottom
         if self.ready and self.busy and invocation:
             from peri_cli.tui.slash import IMMEDIATE
 
@@ -350,18 +386,21 @@ class PeriApp(App[int]):
         if problem:
             await self.notice(problem, "error")
             return
-        await self.run_events(self.agent.run(text))
+        await self.run_events(self.agent.run(text), prompt_turn=True)
 
-    async def run_events(self, events: AsyncIterator[Event], activity: str = "thinking") -> None:
-        """Start consuming a turn (or compaction) in the background; Ctrl+C cancels it."""
+    async def run_events(
+        self, events: AsyncIterator[Event], activity: str = "thinking", *, prompt_turn: bool = False
+    ) -> None:
+        """Start consuming a turn (or compaction) in the background; Ctrl+C cancels it.
+        `prompt_turn`: a turn of the loop, which records a note when it is stopped."""
         self.status.busy(activity)
-        self.turn = asyncio.create_task(self._consume(events))
+        self.turn = asyncio.create_task(self._consume(events, prompt_turn))
 
-    async def _consume(self, events: AsyncIterator[Event]) -> None:
+    async def _consume(self, events: AsyncIterator[Event], prompt_turn: bool) -> None:
         from peri_cli.tui.items import display_items
 
         try:
-            await self.bridge.run(events)
+            await self.bridge.run(events, with_note=prompt_turn)
         finally:
             self.turn = None
             if self.is_running and not self._closing:
@@ -381,8 +420,97 @@ class PeriApp(App[int]):
 
     # keys
 
-    def on_permission_prompt_answered(self, event: PermissionPrompt.Answered) -> None:
-        self.prompt_area.input.focus()
+    async def on_permission_prompt_answered(self, event: PermissionPrompt.Answered) -> None:
+        await self.approvals.close(event.prompt)  # (the bridge records the answer in its place)
+        if self.approvals.pending is None:
+            self.prompt_area.input.focus()
+
+    def on_resize(self, _event: events.Resize) -> None:
+        self.call_after_refresh(self.fit_approval)
+
+    def on_approval_dock_asked(self, _event: ApprovalDock.Asked) -> None:
+        self.call_after_refresh(self.fit_approval)
+
+    def fit_approval(self) -> None:
+        """A pending approval takes the room the rest leaves, so its question stays on screen."""
+        prompt = self.approvals.pending
+        if prompt is None or not self.is_running:
+            return
+        others = sum(
+            w.outer_size.height for w in (self.prompt_area, self.status) if w.display
+        ) + sum(1 for _ in self.query(Footer))
+        prompt.fit(self.size.height - others - MIN_CONVERSATION - prompt.styles.margin.height)
+
+    # keys
+
+    def on_key(self, event: events.Key) -> None:
+        """Printable keys always reach the prompt, whatever has focus (a fold, a record)."""
+        prompt = self.prompt_area.input
+        if (
+            event.is_printable
+            and event.character
+            and not self.screen.is_modal
+            and self.focused is not prompt
+            and not isinstance(self.focused, PermissionPrompt)
+        ):
+            event.stop()
+            event.prevent_default()
+            prompt.focus()
+            prompt.insert(event.character)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # on a popup screen its own keys act (the picker pages its list)
+        return not (action in ("page", "bottom", "toggle_folds") and self.screen.is_modal)
+
+    async def action_escape(self) -> None:
+        """Esc, first match wins: close a popup or menu; deny a pending approval; return focus
+        to the prompt; interrupt the running turn. It never clears typed text."""
+        pending = self.approvals.pending
+        if self.screen.is_modal:
+            self.screen.dismiss(None)
+        elif self.prompt_area.close_menu():
+            pass
+        elif pending is not None:
+            pending.action_answer("deny")
+        elif self.focused is not self.prompt_area.input:
+            self.prompt_area.input.focus()
+        elif self.turn is not None and not self.turn.done():
+            self._cancel_turn()
+
+    def action_page(self, pages: int) -> None:
+        pending = self.approvals.pending
+        if pending is not None:
+            pending.scroll_page(pages)
+        elif pages < 0:
+            self.conversation.scroll_page_up(animate=False)
+        else:
+            self.conversation.scroll_page_down(animate=False)
+
+    def action_bottom(self) -> None:
+        pending = self.approvals.pending
+        if pending is not None:
+            pending.scroll_body(end=True)
+        self.conversation.to_bottom()
+
+    def action_toggle_folds(self) -> None:
+        """Expand every fold on screen, or fold them all if all are open."""
+        from peri_cli.tui.widgets.fold import Fold
+
+        folds = list(self.conversation.query(Fold))
+        expand = any(f.collapsed for f in folds)
+        for fold in folds:
+            fold.collapsed = not expand
+
+    def _cancel_turn(self) -> None:
+        """Stop the running turn; what was queued behind it goes back into the prompt (typed
+        text is never lost), not to the model."""
+        if self.turn is not None and not self.turn.done():
+            if self.queue:
+                typed = self.prompt_area.text
+                self.prompt_area.set_text("\n".join([*self.queue, *([typed] if typed else [])]))
+                self.queue.clear()
+            self.prompt_area.show_queued(self.queue)
+            self.turn.cancel()
 
     async def action_interrupt(self) -> None:
         if self.screen.is_modal:
@@ -390,9 +518,7 @@ class PeriApp(App[int]):
         elif self.prompt_area.close_menu():
             pass
         elif self.turn is not None and not self.turn.done():
-            self.queue.clear()
-            self.prompt_area.show_queued(self.queue)
-            self.turn.cancel()
+            self._cancel_turn()
         elif self.prompt_area.text:
             self.prompt_area.clear()
         elif time.monotonic() - self._quit_armed < QUIT_WINDOW:
@@ -400,9 +526,6 @@ class PeriApp(App[int]):
         else:
             self._quit_armed = time.monotonic()
             self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
-
-    def action_close_popup(self) -> None:
-        self.prompt_area.close_menu()
 
     def action_redraw(self) -> None:
         self.screen.refresh(layout=True)
@@ -412,8 +535,24 @@ class PeriApp(App[int]):
 def run_tui(runtime: Runtime | Callable[[], Runtime], prompt: str | None) -> int:
     """Run the TUI on a runtime, or on a function building one (after the first frame)."""
     app = PeriApp(runtime, prompt, freeze_gc=True)
+    resume = None
     try:
         app.run()
+        resume = resume_hint(app.slot.runtime)
     finally:
         app.slot.release()
+    if resume:
+        print(resume)
     return app.return_code or 0
+
+
+def resume_hint(runtime: Runtime | None) -> str | None:
+    """The line printed on exit, for a session that got at least one message."""
+    session = runtime.session if runtime is not None else None
+    if session is None:
+        return None
+    from peri_cli.core.transcript import MessageEntry
+
+    if not any(isinstance(e, MessageEntry) for e in session.entries):
+        return None
+    return f"Resume this session with: peri -r {session.id}"

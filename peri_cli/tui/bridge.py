@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 from textual.widget import Widget
 
@@ -28,14 +29,18 @@ from peri_cli.tui.widgets.assistant_message import AssistantMessage as Assistant
 from peri_cli.tui.widgets.conversation import Conversation
 from peri_cli.tui.widgets.folded_text import FoldedText
 from peri_cli.tui.widgets.notice import Level, NoticeLine
-from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+from peri_cli.tui.widgets.permission_prompt import ApprovalDock, ApprovalRecord, PermissionPrompt
 from peri_cli.tui.widgets.separator import Separator
 from peri_cli.tui.widgets.status_bar import StatusBar
 from peri_cli.tui.widgets.tool_call import ToolCallView
 
 CostOf = Callable[[Usage], float | None]
+Interruption = Callable[[], str | None]
+SummaryOf = Callable[[], str]
+CANCELLED = "Cancelled: the turn was stopped."
 
 _END_NOTICES: dict[str, Level] = {
+    "cancelled": "warning",
     "max_turns": "warning",
     "compact_stalled": "warning",
     "error": "error",
@@ -49,10 +54,24 @@ def add_cost(total: float | None, more: float | None) -> float | None:
 class Bridge:
     """Consumes one run of events (a turn or a compaction) and shows it as it happens."""
 
-    def __init__(self, conversation: Conversation, status: StatusBar, cost_of: CostOf) -> None:
+    def __init__(
+        self,
+        conversation: Conversation,
+        status: StatusBar,
+        cost_of: CostOf,
+        *,
+        approvals: ApprovalDock,
+        workspace: Path | None = None,
+        interruption: Interruption = lambda: None,
+        summary: SummaryOf = lambda: "",
+    ) -> None:
         self.conversation = conversation
         self.status = status
         self.cost_of = cost_of
+        self.approvals = approvals
+        self.workspace = workspace
+        self.interruption = interruption  # what the model will be told about a stopped turn
+        self.summary = summary  # the text of the last Full compact's summary
         self._reset()
 
     def _reset(self) -> None:
@@ -62,8 +81,10 @@ class Bridge:
         self.attempt: list[Widget] = []  # widgets of the current model call, dropped on a retry
         self.prompts: list[PermissionPrompt] = []
 
-    async def run(self, events: AsyncIterator[Event]) -> TurnEnded:
-        """Show every event; on cancellation stop the run and say so. Returns how it ended."""
+    async def run(self, events: AsyncIterator[Event], *, with_note: bool = False) -> TurnEnded:
+        """Show every event; on cancellation stop the run and say so. Returns how it ended.
+        How a stopped turn ended is said once the stream is closed, when the loop has recorded
+        what the model will be told about it (`interruption`)."""
         self._reset()
         ended = TurnEnded("done")
         try:
@@ -77,18 +98,29 @@ class Bridge:
                 task.uncancel()
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await events.aclose()  # type: ignore[attr-defined]  # stops running tools
-            await self._interrupted("Cancelled: the turn was stopped; nothing half-done was saved.")
             ended = TurnEnded("cancelled")
         except Exception as e:  # a bug or a broken provider must not take the TUI down
-            await self._interrupted(f"The turn failed: {type(e).__name__}: {e}", "error")
-            ended = TurnEnded("error", str(e))
+            ended = TurnEnded("error", f"{type(e).__name__}: {e}")
         finally:
             await self._finish_text()
+        await self._ended(ended, with_note)
         return ended
 
-    async def _interrupted(self, text: str, level: Level = "warning") -> None:
-        if not self.conversation.is_attached:
-            return  # the app is closing: nothing left to show it on
+    async def _ended(self, ended: TurnEnded, with_note: bool) -> None:
+        if ended.reason == "done" or not self.conversation.is_attached:
+            return  # (the app is closing: nothing left to show it on)
+        stopped = ended.reason in ("cancelled", "error")
+        note = self.interruption() if with_note and stopped else None
+        if ended.reason == "cancelled":
+            text = CANCELLED
+        else:
+            text = f"Stopped: {ended.error or ended.reason}"
+        if stopped:
+            await self._interrupted()
+        level = _END_NOTICES.get(ended.reason, "warning")
+        await self._notice(f"{text}\n{note}" if note else text, level)
+
+    async def _interrupted(self) -> None:
         if self.assistant is not None:
             await self.assistant.interrupt("(interrupted)")
             self.assistant = None
@@ -97,10 +129,18 @@ class Bridge:
                 view.set_state("cancelled")
         for prompt in self.prompts:
             prompt.cancel()
-        await self._notice(text, level)
+        await self._record_answers()
+
+    async def _record_answers(self) -> None:
+        """Each answered approval leaves a line in the conversation, where it was asked (before
+        anything the answer led to)."""
+        for prompt in [p for p in self.prompts if p.answered]:
+            self.prompts.remove(prompt)
+            await self.conversation.add(ApprovalRecord(prompt.tool, prompt.answer))
 
     async def _notice(self, text: str, level: Level = "info") -> None:
         await self.conversation.add(NoticeLine(text, level))
+        self.conversation.note_output()
 
     async def _finish_text(self) -> None:
         if self.assistant is not None:
@@ -110,8 +150,10 @@ class Bridge:
         self.attempt.append(widget)
         await self.conversation.add(widget)
 
-    async def handle(self, event: Event) -> None:  # noqa: C901, PLR0912 - one case per event
+    async def handle(self, event: Event) -> None:  # noqa: C901 - one case per event
         """The one place that decides how each event looks."""
+        if self.prompts:
+            await self._record_answers()
         match event:
             case TurnStarted():
                 await self._finish_text()
@@ -126,11 +168,8 @@ class Bridge:
                 await self._tool(call_id, name, mount_in_attempt=True)
                 self.status.busy(f"preparing {name}")
             case Retrying(attempt=attempt, delay=delay, reason=reason, max_attempts=most):
-                await self._discard_attempt()
-                await self._notice(
-                    f"Retrying ({attempt}/{most}) in {delay:.1f}s: {reason}", "warning"
-                )
-                self.status.busy(f"retrying {attempt}/{most}")
+                await self._discard_attempt()  # transient: the status says it, until the next
+                self.status.busy(f"retrying ({attempt}/{most}) in {delay:.1f}s: {reason}")
             case PermissionRequested():
                 await self._ask(event)
             case ToolCall(id=call_id, name=name, input=tool_input):
@@ -141,9 +180,11 @@ class Bridge:
             case ToolFinished(id=call_id, name=name, output=output, is_error=is_error):
                 (await self._tool(call_id, name)).set_result(output, is_error)
             case AssistantMessage(message=message, usage=usage):
-                await self._complete(message, usage)
+                await self._complete(message, usage, estimated=event.estimated)
             case Compacted(strategy=kind, tokens_before=before, tokens_after=after, affected=n):
-                await self.conversation.add(Separator(kind, before, after, n, event.detail))
+                summary = self.summary() if kind == "full" else ""
+                separator = Separator(kind, before, after, n, event.detail, summary=summary)
+                await self.conversation.add(separator)
                 if after is not None:
                     self.status.set(context_tokens=after, context_estimated=True)
             case CompactFailed(reason=reason):
@@ -158,12 +199,9 @@ class Bridge:
                 )
             case Notice(text=text, level=level):
                 await self._notice(text, level)
-            case TurnEnded(reason=reason, error=error):
-                await self._finish_text()
-                if reason == "cancelled":
-                    await self._interrupted("Cancelled.")
-                elif reason in _END_NOTICES:
-                    await self._notice(f"Stopped: {error or reason}", _END_NOTICES[reason])
+            case TurnEnded():
+                await self._finish_text()  # how it ended is said once the stream is closed
+        self.conversation.note_output()
 
     async def _thinking(self, text: str) -> None:
         if self.thinking is None:
@@ -183,7 +221,7 @@ class Bridge:
     ) -> ToolCallView:
         view = self.tools.get(call_id)
         if view is None:
-            view = self.tools[call_id] = ToolCallView(call_id, name)
+            view = self.tools[call_id] = ToolCallView(call_id, name, workspace=self.workspace)
             if mount_in_attempt:
                 await self._mount(view)
             else:
@@ -203,14 +241,20 @@ class Bridge:
             if view.name_ == event.tool and view.tool_input is None:
                 view.set_input(event.input)
                 break
-        prompt = PermissionPrompt(event.tool, event.input, event.reason, event.future)
+        prompt = PermissionPrompt(
+            event.tool,
+            event.input,
+            event.reason,
+            event.future,
+            workspace=self.workspace,
+            agent=getattr(event, "agent", None),
+        )
         self.prompts.append(prompt)
-        await self.conversation.add(prompt)
+        await self.approvals.ask(prompt)
         prompt.focus()
-        self.conversation.scroll_end(animate=False)
         self.status.busy("waiting for your answer")
 
-    async def _complete(self, message: Message, usage: Usage) -> None:
+    async def _complete(self, message: Message, usage: Usage, *, estimated: bool = False) -> None:
         if self.assistant is not None:
             await self.assistant.finish_with(message.text)
         elif message.text.strip():
@@ -221,7 +265,7 @@ class Bridge:
         self.assistant = None
         self.status.set(
             context_tokens=usage.prompt_tokens + usage.output_tokens,
-            context_estimated=False,
+            context_estimated=estimated,  # the provider reported no usage: Peri counted
             cache_share=usage.cache_read_share if usage.prompt_tokens else None,
             cost_usd=add_cost(self.status.status.cost_usd, self.cost_of(usage)),
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -24,6 +25,10 @@ class ContextReport:
     parts: list[ContextPart]
     window: int
     messages: int
+    # Share of input tokens the provider read from its prompt cache, over the session's requests
+    # after the first (None: no cache figures reported).
+    stable_share: float | None = None
+    stable_requests: int = 0
 
     @property
     def total(self) -> int:
@@ -62,7 +67,14 @@ def report(request: ModelRequest, counter: TokenCounter, window: int) -> Context
 
 
 def agent_report(agent: Agent, counter: TokenCounter, window: int) -> ContextReport:
-    return report(agent.build_request(), counter, window)
+    from peri_cli.core.pressure import stable_prefix_share
+
+    share = stable_prefix_share(agent.session.entries)
+    return dataclasses.replace(
+        report(agent.build_request(), counter, window),
+        stable_share=share.share,
+        stable_requests=share.requests,
+    )
 
 
 def estimate_request(agent: Agent, counter: TokenCounter) -> int:

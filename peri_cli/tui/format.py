@@ -1,10 +1,13 @@
-"""Small pure formatters shared by the widgets: token counts, ages, money, one-line previews."""
+"""Small pure formatters shared by the widgets: token counts, ages, money, one-line previews, and
+the one way untrusted text becomes something to draw (`plain`: never markup, never raw bytes)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from rich.markup import escape
+from textual.content import Content
+
+from peri_cli.core.textsafe import visible
 
 
 def tokens(n: int | None) -> str:
@@ -55,10 +58,15 @@ def epoch(iso: str) -> float:
 
 
 def one_line(text: str, width: int = 80) -> str:
-    flat = " ".join(text.split())
+    """A preview on one line: runs of spaces collapsed, line breaks shown as ↵ (so two commands
+    never read as one), control characters visible, cut to `width` with an ellipsis."""
+    lines = (" ".join(line.split()) for line in visible(text).split("\n"))
+    flat = " ↵ ".join(line for line in lines if line)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def markup(text: str) -> str:
-    """User or model text made safe for Textual markup."""
-    return escape(text)
+def plain(text: str, style: str = "") -> Content:
+    """Text from anywhere (a model, a tool, a file, a provider, the user) as drawable content:
+    control characters in visible forms, brackets as brackets. The only way such text is shown."""
+    shown = visible(text)
+    return Content.styled(shown, style) if style else Content(shown)

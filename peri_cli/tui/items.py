@@ -41,6 +41,7 @@ class SeparatorItem:
     tokens_after: int | None = None
     affected: int = 0
     detail: str = ""
+    summary: str = ""  # a Full compact's summary: the separator expands to show it
 
 
 @dataclass
@@ -85,9 +86,14 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
     )
 
     summaries = {e.summary_id for e in entries if isinstance(e, CompactBoundary)}
+    texts = {
+        e.id: e.message.text for e in entries if isinstance(e, MessageEntry) and e.id in summaries
+    }
     b = _Builder()
     for entry in entries:
         if isinstance(entry, MessageEntry):
+            if entry.id in summaries:
+                continue  # shown in its compaction's separator
             _message(b, entry, _origin_title(entry, summaries))
         elif isinstance(entry, ClearMarker):
             b.items.append(SeparatorItem("clear"))
@@ -99,6 +105,7 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
                     entry.tokens_after,
                     entry.excluded_messages,
                     f"focus: {entry.focus}" if entry.focus else "",
+                    texts.get(entry.summary_id, ""),
                 )
             )
         elif isinstance(entry, ProjectionEntry):
@@ -108,6 +115,19 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
                 )
             )
     return b.items
+
+
+def summary_text(entries: Sequence[Entry]) -> str:
+    """The text of the summary the last Full compact recorded ("" if none)."""
+    from peri_cli.core.transcript import CompactBoundary, MessageEntry
+
+    boundary = next((e for e in reversed(entries) if isinstance(e, CompactBoundary)), None)
+    if boundary is None:
+        return ""
+    for entry in reversed(entries):
+        if isinstance(entry, MessageEntry) and entry.id == boundary.summary_id:
+            return entry.message.text
+    return ""
 
 
 def _message(b: _Builder, entry: MessageEntry, origin_title: str | None) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from markdown_it.token import Token
 
 BULLETS = ["• ", "▪ ", "‣ ", "⭑ ", "◦ "]  # Textual's Markdown.BULLETS, by depth
+MAX_NESTING = 100  # block levels parsed; what lies deeper is shown as plain text
 _NEWLINE = re.compile(r"\r\n?|\n")  # what markdown-it counts as a line break
 _RULES: dict[str, RulesMap] = {
     "wrap": RulesMap(text_wrap="wrap", text_overflow="fold"),
@@ -61,7 +62,9 @@ def _markdown_it() -> MarkdownIt:
     if _parser is None:
         from markdown_it import MarkdownIt  # imported on first use: it is not needed to start
 
-        _parser = MarkdownIt("gfm-like")  # as Textual's Markdown
+        # as Textual's Markdown, but deeper: its 20 levels stop the parse at a list nested ten
+        # deep (a list level costs two), and markdown-it then drops the rest without a word
+        _parser = MarkdownIt("gfm-like", {"maxNesting": MAX_NESTING})
     return _parser
 
 
@@ -80,14 +83,16 @@ _SKIPPED = frozenset({"thead_open", "thead_close", "tbody_open", "tbody_close", 
 
 
 def parse(source: str) -> list[Block]:
-    """The top-level blocks of a Markdown document."""
+    """The top-level blocks of a Markdown document. Nothing is dropped: what the parser gave up
+    on (nesting deeper than MAX_NESTING) follows as plain text."""
     out: list[Block] = []
     stack: list[Block] = []
 
     def add(block: Block) -> None:
         (stack[-1].children if stack else out).append(block)
 
-    for token in _markdown_it().parse(source):
+    tokens = _markdown_it().parse(source)
+    for token in tokens:
         kind = token.type
         line = token.map[0] if token.map else 0
         if kind in _OPENERS:
@@ -110,7 +115,27 @@ def parse(source: str) -> list[Block]:
             add(Block("rule", line))
         elif kind == "html_block":  # shown as written (Textual's Markdown drops it)
             add(Block("paragraph", line, content=Content(token.content.rstrip("\n"))))
+    rest = _unparsed(source, tokens)
+    if rest is not None:
+        out.append(Block("paragraph", rest[0], content=Content(rest[1])))
     return out
+
+
+def _unparsed(source: str, tokens: Sequence[Token]) -> tuple[int, str] | None:
+    """(first line, text) of what the parser skipped: when it reaches MAX_NESTING it stops and
+    closes every open block over the rest of the source, so the rest is after the last line
+    that a leaf block (a paragraph, a heading, a fence...) holds."""
+    if not tokens or max(t.level for t in tokens) < MAX_NESTING - 2:
+        return None
+    end = max((t.map[1] for t in tokens if t.map and not t.type.endswith("_open")), default=0)
+    end = max(
+        [end] + [t.map[1] for t in tokens if t.map and t.type in ("paragraph_open", "heading_open")]
+    )
+    offsets = line_offsets(source)
+    if end >= len(offsets):
+        return None
+    text = source[offsets[end] :].strip("\n")
+    return (end, text) if text.strip() else None
 
 
 def _opened(kind: str, token: Token, line: int, stack: list[Block]) -> Block:
@@ -146,8 +171,10 @@ def inline_content(token: Token) -> Content:
 
     for child in token.children:
         kind = child.type
-        if kind == "text":  # (inline HTML is dropped, as Textual's Markdown drops it)
+        if kind == "text":
             add(re.sub(r"\s+", " ", child.content))
+        elif kind == "html_inline":  # shown as written (Textual's Markdown drops it)
+            add(child.content)
         elif kind in ("hardbreak", "softbreak"):
             add("\n" if kind == "hardbreak" else " ")
         elif kind == "code_inline":

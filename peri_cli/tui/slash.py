@@ -11,7 +11,6 @@ from rich.text import Text
 from textual.widgets import Static
 
 from peri_cli.core.commands import COMMANDS, Invocation
-from peri_cli.core.events import Compacted
 from peri_cli.core.meta import BUILTIN_SUBAGENTS, MetaState, Resolution, capability
 from peri_cli.core.meta import resolve as resolve_meta
 from peri_cli.core.models import known_models, model_info
@@ -21,6 +20,7 @@ from peri_cli.core.textsafe import visible
 from peri_cli.tui.context import agent_report, estimate_request
 from peri_cli.tui.format import tokens
 from peri_cli.tui.screens.context_view import ContextView
+from peri_cli.tui.widgets.separator import Separator
 
 if TYPE_CHECKING:
     from peri_cli.tui.app import PeriApp
@@ -28,13 +28,25 @@ if TYPE_CHECKING:
 # These act at once even while a turn runs; the others wait in the queue for the turn to end.
 IMMEDIATE = frozenset({"help", "exit", "mode", "model", "context"})
 
+# The one key table of the TUI, as /help shows it (the README repeats it; `app.PeriApp.BINDINGS`
+# and the widgets' bindings implement it).
 KEYS = [
-    ("Enter", "send the prompt"),
+    ("Enter", "send the prompt (queued while a turn runs)"),
     ("Shift+Enter, Ctrl+J", "new line"),
-    ("↑ / ↓", "prompt history (all sessions)"),
-    ("Tab", "complete a /command or @path"),
-    ("Ctrl+C", "cancel the running turn; twice when idle quits"),
-    ("Esc", "close a popup; deny a permission prompt"),
+    ("↑ / ↓", "prompt history (all sessions); move in a menu or an approval"),
+    ("Tab", "complete a /command or @path; else move focus to the folds"),
+    (
+        "Esc",
+        "the first that applies: close a popup or menu · deny the pending approval · "
+        "back to the prompt (from a fold) · interrupt the running turn. It never clears "
+        "typed text",
+    ),
+    ("Ctrl+C", "interrupt the running turn, else clear the prompt; twice when idle quits"),
+    ("PgUp / PgDn", "scroll the conversation (the approval, while one is pending)"),
+    ("Ctrl+End", "back to the bottom, following new output"),
+    ("Ctrl+O", "expand every fold (tool calls, thinking, summaries), or fold them all"),
+    ("Enter, click", "on a fold's title: expand or fold it; typing still goes to the prompt"),
+    ("1 2 3, y a n", "answer an approval: allow once, allow for the session, deny"),
     ("Ctrl+L", "redraw the screen"),
 ]
 
@@ -171,11 +183,14 @@ class SlashCommands:
         before = app.status.status.context_tokens
         app.agent.session.clear()
         after = await asyncio.to_thread(estimate_request, app.agent, app.estimator)
-        await app.bridge.handle(Compacted("clear", before, after, 0))
+        await app.conversation.clear_screen(Separator("clear", before, after))
         app.status.set(context_tokens=after, context_estimated=True, cache_share=None)
 
     async def cmd_compact(self, arg: str) -> None:
         app = self.app
+        if not app.agent.view():
+            await app.notice("Nothing to compact: the history the model sees is empty.")
+            return
         compactor = app.agent.compactor
         if compactor is None:
             await app.notice(

@@ -3,6 +3,8 @@ empty shell draws without the message widgets and their Markdown renderer)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widget import Widget
 
 from peri_cli.tui.items import (
@@ -20,7 +22,7 @@ from peri_cli.tui.widgets.tool_call import ToolCallView
 from peri_cli.tui.widgets.user_message import UserMessage
 
 
-def widgets_for(item: Item) -> list[Widget]:
+def widgets_for(item: Item, workspace: Path | None = None) -> list[Widget]:
     match item:
         case UserItem(text=text):
             return [UserMessage(text)]
@@ -32,7 +34,7 @@ def widgets_for(item: Item) -> list[Widget]:
                 out.append(AssistantMessage(text))
             return out
         case ToolItem():
-            view = ToolCallView(item.id, item.name, item.input)
+            view = ToolCallView(item.id, item.name, item.input, workspace=workspace)
             if item.output is not None:
                 view.set_result(item.output, item.is_error)
             else:
@@ -41,7 +43,12 @@ def widgets_for(item: Item) -> list[Widget]:
         case SeparatorItem():
             return [
                 Separator(
-                    item.strategy, item.tokens_before, item.tokens_after, item.affected, item.detail
+                    item.strategy,
+                    item.tokens_before,
+                    item.tokens_after,
+                    item.affected,
+                    item.detail,
+                    summary=item.summary,
                 )
             ]
         case SummaryItem(title=title, text=text):

@@ -45,3 +45,21 @@ def turn(n: int, result_chars: int = 4000, usage: Usage | None = None) -> list[M
 def counter() -> TokenCounter:
     """An estimate-only counter: deterministic and never loads the encoding."""
     return TokenCounter(encoding_path=None)
+
+
+def long_turn(
+    reads: int, result_chars: int = 4000, prompt: str = "read them all", ids: str = "r"
+) -> list[MessageEntry]:
+    """One user prompt followed by `reads` Reads one after another, each with a long result;
+    tool ids are `ids` + the read's number."""
+    out = [entry(user_text(prompt))]
+    for k in range(reads):
+        body = "".join(f"{k}:{j} some output of the tool\n" for j in range(result_chars // 28 + 1))
+        out.append(entry(assistant(read_use(f"{ids}{k}", f"f{k}.py"))))
+        out.append(entry(results(f"{ids}{k}", body[:result_chars])))
+    return out
+
+
+def attached(text: str, origin: str = "attachment") -> MessageEntry:
+    """A user-side message that the person did not type (an @-attachment, a `!` command)."""
+    return MessageEntry.model_validate({"message": user_text(text), "origin": origin})

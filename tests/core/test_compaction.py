@@ -29,7 +29,7 @@ from peri_cli.core.messages import (
     user_text,
 )
 from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
-from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.projection import project, validate_view
 from peri_cli.core.provider import ProviderError
 from peri_cli.core.session import Session, SessionStore
@@ -38,7 +38,16 @@ from peri_cli.core.tokens import Backend, TokenCounter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import CompactBoundary, MessageEntry, ProjectionEntry, Snapshot
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
-from tests.core.builders import assistant, counter, entry, read_use, results, turn
+from tests.core.builders import (
+    assistant,
+    attached,
+    counter,
+    entry,
+    long_turn,
+    read_use,
+    results,
+    turn,
+)
 
 SYSTEM = "You are Peri, a coding agent under test."
 
@@ -417,7 +426,9 @@ async def test_the_loop_compacts_before_the_model_call(store: SessionStore) -> N
     summary_request, turn_request = provider.requests
     assert summary_request.tools == [] and turn_request.tools == agent.tools.specs()
     assert "Goal: build it" in turn_request.messages[0].text
-    assert not any("task 1" in m.text for m in turn_request.messages)
+    # The user's own words stay (verbatim, after the summary); tool calls and results go.
+    assert "task 1" in turn_request.messages[0].text
+    assert not any(m.tool_uses or m.tool_results for m in turn_request.messages)
     assert validate_view(turn_request.messages) == []
     # The reply after the Full is a new sample: measured from its usage, nothing more to do.
     assert await collect(compactor_of(agent).before_request(agent)) == []
@@ -443,3 +454,166 @@ async def test_a_short_session_never_loads_the_tokenizer(store: SessionStore) ->
     watched = WatchedCounter()
     assert await collect(Compactor(CompactConfig(), counter=watched).before_request(agent)) == []
     assert watched.warmed == 0
+
+
+# --- issue 13: budgets, large steps, the user's words, no usage ---------------------------------
+
+
+def long_session(reads: int, usage_tokens: int, result_chars: int = 4000) -> list[MessageEntry]:
+    entries = long_turn(reads, result_chars=result_chars)
+    last = entries[-1]
+    answer = entry(assistant(TextPart(text="all read")), Usage(input_tokens=usage_tokens))
+    return [*entries[:-1], last, answer, entry(user_text("and the next one?"))]
+
+
+async def test_micro_projects_inside_one_long_turn_down_to_the_low_water_mark(
+    store: SessionStore,
+) -> None:
+    config = CompactConfig(context_window=20_000)
+    agent = make_agent(store, long_session(16, 16_000), ScriptedProvider([]), config)
+    events = await collect(compactor_of(agent).before_request(agent))
+    (micro,) = events
+    assert isinstance(micro, Compacted) and micro.strategy == "micro"
+    assert micro.tokens_after is not None and micro.tokens_after <= 0.475 * 20_000
+    assert micro.prefix_changed is not None and micro.prefix_changed > 0
+    assert "freed" in micro.detail and "prefix changed" in micro.detail
+    texts = [r.text for m in agent.view() for r in m.tool_results]
+    assert "cut by context compaction" not in texts[-1]  # the newest are whole
+    assert all("cut by context compaction" in t for t in texts[:8])  # the oldest are not
+    # The next request may mark the last message the projection left unchanged for the cache.
+    projection = agent.session.entries[-1]
+    assert isinstance(projection, ProjectionEntry)
+    mark = (projection.model_extra or {})["cache_mark"]
+    assert agent.build_request().cache_marks == (mark,)
+    assert agent.view()[: mark + 1] == project(agent.session.entries[:-1])[: mark + 1]
+    assert agent.view()[mark + 1] != project(agent.session.entries[:-1])[mark + 1]
+    # A pressure sample that grew a little does not move the prefix again.
+    agent.session.append(entry(assistant(TextPart(text="ok")), Usage(input_tokens=9_000)))
+    agent.session.append(entry(user_text("more")))
+    assert await collect(compactor_of(agent).before_request(agent)) == []
+
+
+async def test_a_small_micro_step_waits_for_the_full_threshold(store: SessionStore) -> None:
+    # Two long results in the protected budget, little to project: Micro could only take a
+    # small step, so nothing happens until Full is due.
+    entries = [*turn(1, result_chars=2400), *long_session(3, 0, result_chars=12_000)]
+    entries[-2] = entry(entries[-2].message, Usage(input_tokens=8_000))
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY)])
+    agent = make_agent(store, entries, provider, CompactConfig(context_window=10_000))
+    assert await collect(compactor_of(agent).before_request(agent)) == []
+    agent.session.append(entry(assistant(TextPart(text="ok")), Usage(input_tokens=9_700)))
+    agent.session.append(entry(user_text("go on")))
+    events = await collect(compactor_of(agent).before_request(agent))
+    assert [type(e) for e in events] == [CompactWarning, Compacted]
+    assert isinstance(events[1], Compacted) and events[1].strategy == "full"
+
+
+async def test_full_keeps_what_the_user_typed_after_the_summary(
+    store: SessionStore, ws: Path
+) -> None:
+    (ws / "f1.py").write_text("print('f1')\n")
+    entries = [
+        entry(user_text("Remember: the deploy target is ORCHID-7.")),
+        attached("pasted log line\n" * 50),
+        entry(assistant(TextPart(text="noted"))),
+        *turn(1),
+        entry(user_text("now the tests")),
+    ]
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY), ScriptedReply(text=SUMMARY)])
+    agent = make_agent(store, entries, provider, CompactConfig(context_window=50_000))
+    events = await collect(compactor_of(agent).compact_now(agent))
+    assert (
+        isinstance(events[-1], Compacted) and "kept 3 user messages verbatim" in events[-1].detail
+    )
+    (view,) = agent.view()
+    text = view.text
+    order = [
+        text.index("Goal: build it"),
+        text.index("ORCHID-7"),
+        text.index("task 1"),
+        text.index("now the tests"),
+        text.index("print('f1')"),
+    ]
+    assert order == sorted(order)  # summary, the user's words oldest first, then files
+    assert "pasted log line" not in text  # an attachment is not the user's typing
+    # A second Full carries them forward, with what was typed since.
+    agent.session.append(entry(user_text("and deploy")), entry(assistant(TextPart(text="done"))))
+    await collect(compactor_of(agent).compact_now(agent))
+    text = agent.view()[0].text
+    assert text.count("ORCHID-7") == 1 and "and deploy" in text
+
+
+async def test_the_users_words_are_kept_newest_first_within_the_budget(
+    store: SessionStore,
+) -> None:
+    entries = [
+        x
+        for n in range(40)
+        for x in (
+            entry(user_text(f"fact {n}: " + "word " * 60)),
+            entry(assistant(TextPart(text="ok"))),
+        )
+    ]
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY)])
+    config = CompactConfig(context_window=20_000, user_text_budget=0.1)
+    agent = make_agent(store, entries, provider, config)
+    await collect(compactor_of(agent).compact_now(agent))
+    text = agent.view()[0].text
+    assert "fact 39:" in text and "fact 0:" not in text
+    kept = [n for n in range(40) if f"fact {n}:" in text]
+    assert kept == list(range(kept[0], 40))  # a newest run, oldest first
+    assert f"{kept[0]:,} older messages of the user did not fit" in text
+    assert counter().count_text(text) < 2_000 + 600  # the budget, the summary and the tags
+
+
+@pytest.mark.parametrize("where", ["tool input", "typed text"])
+async def test_item_20_a_10_mb_input_gives_a_summary_request_that_fits(
+    store: SessionStore, where: str
+) -> None:
+    big = "x = 1  # filler\n" * (10_000_000 // 16)
+    if where == "tool input":
+        write = ToolUsePart(id="w", name="Write", input={"file_path": "a.py", "content": big})
+        entries = [entry(user_text("write it")), entry(assistant(write)), entry(results("w", "ok"))]
+    else:
+        entries = [entry(user_text("here is my log:\n" + big))]
+    window = 200_000
+    provider = ScriptedProvider([ScriptedReply(text=SUMMARY)])
+    agent = make_agent(store, entries, provider, CompactConfig(context_window=window))
+    events = await collect(compactor_of(agent).compact_now(agent))
+    assert isinstance(events[-1], Compacted)
+    (request,) = provider.requests
+    size = counter().count_messages(request.messages)
+    assert size < window // 2
+    assert "summarised here, not quoted" in "".join(m.text for m in request.messages)
+    assert validate_view(request.messages) == []
+
+
+async def test_pressure_without_usage_estimates_and_compacts(store: SessionStore) -> None:
+    """A provider that reported nothing (usage None, or the zeros older sessions stored) leaves
+    the history to be estimated, so compaction still fires before the request."""
+    for usage in (None, Usage()):
+        entries = long_session(16, 0)
+        entries[-2] = entry(entries[-2].message, usage)
+        agent = make_agent(
+            store, entries, ScriptedProvider([]), CompactConfig(context_window=20_000)
+        )
+        sample = compactor_of(agent).pressure(agent)
+        assert not sample.from_usage and sample.ratio > 0.75
+        events = await collect(compactor_of(agent).before_request(agent))
+        assert [getattr(e, "strategy", None) for e in events] == ["micro"]
+
+
+async def test_an_estimated_usage_counts_for_pressure_but_never_calibrates(
+    store: SessionStore,
+) -> None:
+    entries = long_session(4, 0)
+    estimated = MessageEntry(
+        message=entries[-2].message, usage=Usage(input_tokens=3_000), usage_estimated=True
+    )
+    entries[-2] = estimated
+    agent = make_agent(store, entries, ScriptedProvider([]), CompactConfig(context_window=50_000))
+    c = compactor_of(agent)
+    before = c.counter.ratio
+    sample = c.pressure(agent)
+    assert sample.from_usage and sample.tokens >= 3_000
+    assert c.counter.ratio == before

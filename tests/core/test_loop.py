@@ -14,7 +14,7 @@ from peri_cli.core.events import (
     TurnEnded,
 )
 from peri_cli.core.loop import Agent
-from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.provider import ProviderError
 from peri_cli.core.session import SessionStore
 from peri_cli.core.tools import ToolRegistry

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from peri_cli.core.messages import (
     ImagePart,
     Message,
@@ -12,18 +15,34 @@ from peri_cli.core.messages import (
     tool_result,
     user_text,
 )
-from peri_cli.core.micro import plan_micro, protected_start
+from peri_cli.core.micro import Unit, collect_units, plan_micro, protected_keys, protected_start
 from peri_cli.core.projection import (
+    Directive,
     DropThinking,
     ElideInput,
     ReplaceImage,
+    TruncateResult,
+    TruncateText,
+    active_directives,
     dump_directives,
     project,
     render_message,
     validate_view,
+    visible_entries,
 )
-from peri_cli.core.transcript import MessageEntry, ProjectionEntry
-from tests.core.builders import assistant, entry, read_use, results, turn
+from peri_cli.core.tokens import estimate_tokens
+from peri_cli.core.transcript import Entry, MessageEntry, ProjectionEntry
+from tests.core.builders import (
+    assistant,
+    attached,
+    counter,
+    entry,
+    long_turn,
+    read_use,
+    results,
+    turn,
+)
+from tests.core.test_projection import transcripts
 
 PNG = (  # a 1x1 PNG
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
@@ -165,3 +184,129 @@ def test_cjk_results_are_cut_by_characters_and_stay_valid_utf8() -> None:
     assert text.startswith(body[:90]) and text.endswith(body[-90:])
     assert "characters" in text and len(text) < 500
     text.encode("utf-8")
+
+
+# --- protection by budget (issue 13) -------------------------------------------------------------
+
+
+def kept_whole(entries: list[MessageEntry], planned: list[Directive]) -> list[str]:
+    """Tool ids whose results no directive touches, oldest first."""
+    touched = {d.tool_use_id for d in planned if isinstance(d, TruncateResult)}
+    return [
+        r.tool_use_id
+        for e in entries
+        for r in e.message.tool_results
+        if r.tool_use_id not in touched
+    ]
+
+
+def test_inside_one_long_turn_only_the_newest_results_stay_whole() -> None:
+    entries = long_turn(12)
+    # Turn protection as before (no budget): the single turn protects everything.
+    assert plan_micro(entries, 10**9) == []
+    # With a budget of zero, only the newest K results are whole, whatever K is.
+    for k in (0, 1, 3, 5):
+        planned = plan_micro(entries, 10**9, keep_results=k, turn_budget=0)
+        assert kept_whole(entries, planned) == [f"r{i}" for i in range(12 - k, 12)]
+
+
+def test_the_turn_budget_protects_the_newest_parts_and_the_oldest_lose_it_first() -> None:
+    entries = [*long_turn(4, prompt="first", ids="a"), *long_turn(4, prompt="second", ids="b")]
+    c = counter()
+    size = c.count_text(entries[2].message.tool_results[0].text)
+    # Room for about five results: the newest five stay whole, the three oldest are cut.
+    planned = plan_micro(
+        entries, 10**9, keep_results=3, turn_budget=int(5.5 * size), count=c.count_text
+    )
+    assert kept_whole(entries, planned) == ["a3", "b0", "b1", "b2", "b3"]
+    # The newest K are whole even when they alone exceed the budget.
+    planned = plan_micro(entries, 10**9, keep_results=3, turn_budget=10, count=c.count_text)
+    assert len(kept_whole(entries, planned)) == 3
+
+
+def test_once_a_part_loses_protection_every_older_one_has_lost_it_too() -> None:
+    entries = long_turn(6)
+    units = collect_units(entries, 200, estimate_tokens)
+    huge = Unit("call:big", entry_index=len(entries), size=10**9)
+    keep = protected_keys(entries, [*units, huge], keep_results=0, turn_budget=10**6)
+    assert keep == set()  # the newest unit does not fit, so nothing older is protected
+
+
+def test_micro_frees_oldest_unprojected_first_and_skips_what_is_in_force() -> None:
+    entries = long_turn(10)
+    first = plan_micro(entries, 1, keep_results=3, turn_budget=0)
+    assert [d.tool_use_id for d in first if isinstance(d, TruncateResult)] == ["r0"]
+    second = plan_micro(entries, 1, keep_results=3, turn_budget=0, already={first[0].key})
+    assert [d.tool_use_id for d in second if isinstance(d, TruncateResult)] == ["r1"]
+
+
+def test_reasoning_of_the_current_turn_is_never_dropped() -> None:
+    think = ThinkingPart(thinking="step by step " * 200, signature="sig")
+    entries = [
+        *turn(1),
+        entry(user_text("now")),
+        entry(assistant(think, read_use("a"))),
+        entry(results("a", "x" * 3000)),
+        entry(assistant(think.model_copy(update={"signature": "sig2"}), read_use("b"))),
+        entry(results("b", "y" * 3000)),
+    ]
+    planned = plan_micro(entries, 10**9, keep_results=0, turn_budget=0)
+    assert not any(isinstance(d, DropThinking) for d in planned)
+    assert {d.kind for d in planned} == {"truncate_result"}
+
+
+def test_attached_text_is_cut_like_a_result_and_typed_text_never() -> None:
+    typed = "my own words, " * 300
+    entries = [
+        entry(user_text(typed)),
+        attached("file contents line\n" * 300),
+        entry(assistant(TextPart(text="seen"))),
+        *turn(2),
+        *turn(3),
+        *turn(4),
+    ]
+    planned = plan_micro(entries, 10**9, keep_turns=3)
+    assert [(type(d), d.message_id) for d in planned] == [(TruncateText, entries[1].id)]
+    view = project([*entries, ProjectionEntry(directives=dump_directives(planned))])
+    assert view[0].content[0] == TextPart(text=typed)
+    assert "of this attached text were cut" in view[0].content[1].text  # type: ignore[union-attr]
+    # An attachment does not start a turn of its own.
+    assert protected_start(entries, 3) == 3
+
+
+# --- properties --------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(transcripts(), st.data())
+def test_every_view_planned_with_budgets_validates_and_keeps_the_newest_results(
+    entries: list[Entry], data: st.DataObject
+) -> None:
+    need = data.draw(st.integers(0, 200_000))
+    keep_turns = data.draw(st.integers(0, 4))
+    keep_results = data.draw(st.integers(0, 5))
+    turn_budget = data.draw(st.none() | st.integers(0, 20_000))
+    rounds = data.draw(st.integers(1, 3))
+    before = [e.model_dump_json() for e in entries]
+    for _ in range(rounds):  # plan repeatedly, as successive Micro compactions would
+        already = {d.key for ds in active_directives(entries).values() for d in ds}
+        planned = plan_micro(
+            visible_entries(entries),
+            need,
+            keep_turns=keep_turns,
+            keep_results=keep_results,
+            turn_budget=turn_budget,
+            already=already,
+        )
+        assert not {d.key for d in planned} & already
+        if planned:
+            entries = [*entries, ProjectionEntry(directives=dump_directives(planned))]
+    visible = visible_entries(entries)
+    view = project(entries)
+    assert validate_view(view, originals=[e.message for e in visible]) == []
+    assert [e.model_dump_json() for e in entries[: len(before)]] == before
+    newest = [r.tool_use_id for e in visible for r in e.message.tool_results][::-1][:keep_results]
+    touched = {
+        getattr(d, "tool_use_id", None) for ds in active_directives(entries).values() for d in ds
+    }
+    assert not touched & set(newest)

@@ -2,7 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.permissions import PermissionPolicy, decide, protected_path
+from peri_cli.core.permissions import decide, protected_path
+from peri_cli.core.policy import PermissionPolicy
 
 
 @pytest.fixture
@@ -51,14 +52,18 @@ def test_bypass_allows_outside(ws: Path, tmp_path: Path) -> None:
     assert decide("bypass", "write", [tmp_path / "x"], ws).action == "allow"
 
 
-def test_allow_for_session_covers_the_tool_but_not_outside_writes(ws: Path, tmp_path: Path) -> None:
+def test_allow_for_session_covers_the_rule_but_not_outside_writes(ws: Path, tmp_path: Path) -> None:
     policy = PermissionPolicy(mode="default", workspace=ws)
-    policy.session_allowed.add("Bash")
-    policy.session_allowed.add("Write")
-    assert policy.decide("Bash", "execute", []).action == "allow"
-    assert policy.decide("Write", "write", [ws / "a"]).action == "allow"
-    assert policy.decide("Write", "write", [tmp_path / "a"]).action == "ask"
-    assert policy.decide("Edit", "write", [ws / "a"]).action == "ask"
+    policy.allow_for_session(["Bash(git diff:*)", "Edit(./src/**)"])
+    assert policy.decide("Bash", "execute", {"command": "git diff HEAD"}).action == "allow"
+    assert policy.decide("Bash", "execute", {"command": "git difftool"}).action == "ask"
+    assert policy.decide("Bash", "execute", {"command": "git diff && rm -rf x"}).action == "ask"
+    a = ws / "src" / "a"
+    assert policy.decide("Write", "write", {"file_path": str(a)}, [a]).action == "allow"
+    b = ws / "b"
+    assert policy.decide("Edit", "write", {"file_path": str(b)}, [b]).action == "ask"
+    out = tmp_path / "a"
+    assert policy.decide("Write", "write", {"file_path": str(out)}, [out]).action == "ask"
 
 
 # --- item 5: protected paths -------------------------------------------------------------------
@@ -102,6 +107,9 @@ def test_item5_a_symlink_into_a_protected_path_is_protected(ws: Path) -> None:
 
 def test_item5_allow_for_the_session_never_covers_a_protected_path(ws: Path) -> None:
     policy = PermissionPolicy(mode="default", workspace=ws)
-    policy.session_allowed.add("Write")
-    assert policy.decide("Write", "write", [ws / "a.py"]).action == "allow"
-    assert policy.decide("Write", "write", [ws / ".peri" / "settings.json"]).action == "ask"
+    policy.allow_for_session(["Edit(./**)"])
+    a = ws / "a.py"
+    assert policy.decide("Write", "write", {"file_path": str(a)}, [a]).action == "allow"
+    settings = ws / ".peri" / "settings.json"
+    decision = policy.decide("Write", "write", {"file_path": str(settings)}, [settings])
+    assert decision.action == "ask" and decision.protected

@@ -11,10 +11,10 @@ from peri_cli.core.messages import (
     Usage,
     user_text,
 )
-from peri_cli.core.pressure import measure_pressure, token_bound
+from peri_cli.core.pressure import measure_pressure, stable_prefix_share, token_bound
 from peri_cli.core.projection import project
 from peri_cli.core.tokens import TokenCounter
-from peri_cli.core.transcript import CompactBoundary, Entry, ProjectionEntry
+from peri_cli.core.transcript import CompactBoundary, Entry, MessageEntry, ProjectionEntry
 from tests.core.builders import assistant, counter, entry, read_use, results
 
 
@@ -69,3 +69,47 @@ def test_the_byte_bound_is_never_below_the_calibrated_count(text: str) -> None:
         results("1", text),
     ]
     assert token_bound(messages) >= TIGHT.count_messages(messages)
+
+
+# --- no usage, and the stable prefix ---------------------------------------------------------
+
+
+def test_zero_usage_is_no_usage_and_an_earlier_report_or_the_estimate_is_used() -> None:
+    c = counter()
+    reported = entry(assistant(TextPart(text="a")), Usage(input_tokens=700))
+    entries: list[Entry] = [
+        entry(user_text("go")),
+        reported,
+        entry(user_text("more " * 50)),
+        entry(assistant(TextPart(text="b")), Usage()),  # a provider that reported nothing
+        entry(user_text("again")),
+    ]
+    p = measure_pressure(entries, window=10_000, base_tokens=0, count_messages=c.count_messages)
+    assert p.from_usage and p.key[0] == reported.id
+    assert p.tokens == 700 + c.count_messages([e.message for e in entries[2:]])  # type: ignore[union-attr]
+    alone = measure_pressure(
+        entries[2:], window=10_000, base_tokens=40, count_messages=c.count_messages
+    )
+    assert not alone.from_usage and alone.tokens == 40 + c.count_messages(project(entries[2:]))
+
+
+def test_stable_prefix_share_over_the_requests_after_the_first() -> None:
+    def reply(read: int, written: int, uncached: int, **extra: object) -> MessageEntry:
+        usage = Usage(
+            input_tokens=uncached, cache_read_input_tokens=read, cache_creation_input_tokens=written
+        )
+        return MessageEntry.model_validate(
+            {"message": assistant(TextPart(text="x")), "usage": usage, **extra}
+        )
+
+    entries: list[Entry] = [
+        entry(user_text("go")),
+        reply(0, 5_000, 10),  # the first request has nothing to read: left out
+        reply(5_000, 1_000, 10),
+        reply(5_900, 100, 0, usage_estimated=True),  # an estimate knows nothing of the cache
+        reply(6_000, 1_000, 0),
+    ]
+    share = stable_prefix_share(entries)
+    assert (share.cache_read, share.total, share.requests) == (11_000, 13_010, 2)
+    assert share.share == 11_000 / 13_010
+    assert stable_prefix_share(entries[:2]).share is None

@@ -580,7 +580,7 @@ def test_subject_rules_for_agents_and_skills(ws: Path) -> None:
         ("Bash", {"command": "echo 'open"}, []),
         ("Bash", {"command": "echo > .peri/settings.json"}, []),
         ("Edit", {"file_path": "src/pkg/a.py"}, ["Edit(./src/pkg/**)"]),
-        ("Write", {"file_path": "top.py"}, ["Edit(./top.py)"]),
+        ("Write", {"file_path": "top.py"}, ["Edit(./**)"]),  # at the top: every edit
         ("Edit", {"file_path": ".git/config"}, []),
         ("Edit", {"file_path": "/etc/passwd"}, []),
         ("mcp__gh__create", {}, ["mcp__gh__create"]),

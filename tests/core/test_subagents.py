@@ -15,7 +15,7 @@ from peri_cli.core.events import PermissionRequested, ToolCall, ToolFinished
 from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.loop import Agent
-from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.provider import ModelRequest
 from peri_cli.core.session import SessionStore, list_children
 from peri_cli.core.subagents import SubagentManager

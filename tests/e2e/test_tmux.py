@@ -3,7 +3,9 @@ type a prompt with send-keys, read the streamed answer back with capture-pane.""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -19,10 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ANSWER = "The fake server says hello from the loopback."
 
 
-@pytest.fixture
-def fake_server(tmp_path: Path) -> Iterator[str]:
+def start_server(tmp_path: Path, items: list[dict[str, object]]) -> Iterator[str]:
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": ANSWER, "delay": 0.01}]))
+    script.write_text(json.dumps(items))
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -43,6 +44,11 @@ def fake_server(tmp_path: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def fake_server(tmp_path: Path) -> Iterator[str]:
+    yield from start_server(tmp_path, [{"text": ANSWER, "delay": 0.01}])
 
 
 class Tmux:
@@ -78,12 +84,13 @@ class Tmux:
         raise AssertionError(f"timed out; the screen was:\n{text}")
 
 
-def test_peri_in_tmux_answers_a_typed_prompt(tmp_path: Path, fake_server: str) -> None:
+def start_peri(tmp_path: Path, server: str, *args: str, size: tuple[int, int] = (110, 32)) -> Tmux:
+    """`peri` in a private tmux server, in `tmp_path/ws`; the pane stays after it exits (so what
+    it prints last can be read), and every byte it writes is kept in `tmp_path/pane.bytes`."""
     workspace = tmp_path / "ws"
-    workspace.mkdir()
-    (workspace / "AGENTS.md").write_text("Be brief.\n")
+    workspace.mkdir(exist_ok=True)
     env = {
-        "ANTHROPIC_BASE_URL": fake_server,
+        "ANTHROPIC_BASE_URL": server,
         "ANTHROPIC_API_KEY": "test",
         "PERI_HOME": str(tmp_path / "home"),
         "HOME": str(tmp_path),
@@ -91,30 +98,43 @@ def test_peri_in_tmux_answers_a_typed_prompt(tmp_path: Path, fake_server: str) -
         "TERM": "xterm-256color",
     }
     command = " ".join(
-        [*(f"{k}={v}" for k, v in env.items()), "exec", sys.executable, "-m", "peri_cli"]
+        [*(f"{k}={v}" for k, v in env.items()), "exec", sys.executable, "-m", "peri_cli", *args]
     )
     tmux = Tmux(tmp_path / "tmux.sock")
+    # a held session first, so options are set before peri writes its first byte
+    tmux("new-session", "-d", "-s", "hold", "-x", str(size[0]), "-y", str(size[1]), "sleep 600")
+    tmux("set-option", "-g", "remain-on-exit", "on")
+    tmux("set-option", "-g", "set-clipboard", "on")  # an OSC 52 that got through would land
+    tmux("set-option", "-g", "allow-rename", "on")
+    tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "peri",
+        "-x",
+        str(size[0]),
+        "-y",
+        str(size[1]),
+        "-c",
+        str(workspace),
+        "env",
+        "-u",
+        "OPENAI_API_KEY",
+        "-u",
+        "OPENAI_BASE_URL",
+        "sh",
+        "-c",
+        f"sleep 0.5; {command}",
+    )
+    tmux("pipe-pane", "-o", "-t", "peri", f"cat >> {tmp_path / 'pane.bytes'}")
+    return tmux
+
+
+def test_peri_in_tmux_answers_a_typed_prompt(tmp_path: Path, fake_server: str) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "AGENTS.md").write_text("Be brief.\n")
+    tmux = start_peri(tmp_path, fake_server)
     try:
-        tmux(
-            "new-session",
-            "-d",
-            "-s",
-            "peri",
-            "-x",
-            "110",
-            "-y",
-            "32",
-            "-c",
-            str(workspace),
-            "env",
-            "-u",
-            "OPENAI_API_KEY",
-            "-u",
-            "OPENAI_BASE_URL",
-            "sh",
-            "-c",
-            command,
-        )
         tmux.wait_for(lambda s: "Message Peri" in s)
         screen = tmux.screen()
         assert "Project guide: AGENTS.md" in screen
@@ -130,6 +150,9 @@ def test_peri_in_tmux_answers_a_typed_prompt(tmp_path: Path, fake_server: str) -
         tmux.wait_for(lambda s: "again to quit" in s)
         tmux("send-keys", "-t", "peri", "C-c")
         tmux.wait_for(lambda s: "Message Peri" not in s, timeout=20)
+        # on exit, one line says how to come back
+        session_id = next((tmp_path / "home" / "projects").glob("*/*.jsonl")).stem
+        tmux.wait_for(lambda s: f"Resume this session with: peri -r {session_id}" in s)
     finally:
         tmux("kill-server")
     assert len(list((tmp_path / "home" / "projects").glob("*/*.jsonl"))) == 1
@@ -138,3 +161,74 @@ def test_peri_in_tmux_answers_a_typed_prompt(tmp_path: Path, fake_server: str) -
 
 def _transcripts(tmp_path: Path) -> str:
     return "".join(p.read_text() for p in (tmp_path / "home" / "projects").glob("*/*.jsonl"))
+
+
+# Issue 9 item 7: one of each family of escape sequence, each with a marker behind it
+HOSTILE = {
+    "csi": "\x1b[2JWIPED",
+    "osc52": "\x1b]52;c;UFdORUQ=\x07CLIP",
+    "osc0": "\x1b]0;PWNED-TITLE\x07TITLE",
+    "c1": "\x9b31mCSI1",
+    "cr": "safe\rEVILCR",
+}
+EVIL = " ".join(HOSTILE.values())
+# what must never reach the terminal: each sequence with its marker, as bytes
+RAW = [v.encode() for v in HOSTILE.values()]
+
+
+def test_untrusted_bytes_never_reach_the_terminal(tmp_path: Path) -> None:
+    """Model text, reasoning, a tool's output, a tool's name and a provider's error message, all
+    hostile: the bytes the terminal receives hold none of the sequences, the screen shows them
+    in visible forms, the title and the clipboard are untouched."""
+    printf = (
+        "printf '"
+        + EVIL.replace("\x1b", "\\033")
+        .replace("\x07", "\\007")
+        .replace("\x9b", "\\302\\233")
+        .replace("\r", "\\r")
+        + "\\n'"
+    )
+    items: list[dict[str, object]] = [
+        {
+            "thinking": f"think {EVIL}",
+            "signature": "s",
+            "text": f"Model says {EVIL}",
+            "tool_calls": [
+                {"name": "Bash", "input": {"command": printf}},
+                {"name": f"Nope{HOSTILE['osc0']}", "input": {}},
+            ],
+        },
+        {"text": "done with tools"},
+        {"status": 400, "message": f"provider says {EVIL}"},
+    ]
+    server = start_server(tmp_path, items)
+    url = next(server)
+    tmux = start_peri(tmp_path, url, "--permission-mode", "bypass", size=(160, 60))
+    try:
+        tmux.wait_for(lambda s: "Message Peri" in s)
+        tmux("send-keys", "-t", "peri", "-l", "go")
+        tmux("send-keys", "-t", "peri", "Enter")
+        tmux.wait_for(lambda s: "done with tools" in s)
+        tmux("send-keys", "-t", "peri", "C-o")  # every fold open: the reasoning, the output
+        tmux.wait_for(lambda s: "think" in s)
+        tmux("send-keys", "-t", "peri", "-l", "again")
+        tmux("send-keys", "-t", "peri", "Enter")
+        tmux.wait_for(lambda s: "provider says" in s)
+        screen = tmux("capture-pane", "-p", "-e", "-t", "peri")
+        title = tmux("display-message", "-p", "-t", "peri", "#{pane_title}")
+        buffers = tmux("list-buffers")
+    finally:
+        tmux("kill-server")
+        with contextlib.suppress(StopIteration):
+            next(server)
+    sent = (tmp_path / "pane.bytes").read_bytes()
+    assert b"Model says" in sent and b"provider says" in sent  # the recording works
+    for raw in RAW:
+        assert raw not in sent, raw
+    assert b"\x1b]52" not in sent and b"\xc2\x9b" not in sent
+    assert "PWNED" not in title and buffers == ""
+    # what is on screen: the visible forms, and no escape but Textual's own colours (SGR)
+    for shown in ("␛[2JWIPED", "␛]52;c;UFdORUQ=␇CLIP", "␛]0;PWNED-TITLE␇TITLE", "<U+009B>31mCSI1"):
+        assert shown in screen, shown
+    assert "safe␍EVILCR" in screen
+    assert not re.search(r"\x1b(?!\[[0-9;:]*m)", screen), "a non-SGR escape is on screen"

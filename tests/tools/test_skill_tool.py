@@ -10,7 +10,7 @@ from peri_cli.core.contributions import ContributionChain
 from peri_cli.core.events import ToolFinished
 from peri_cli.core.loop import Agent
 from peri_cli.core.messages import TextPart
-from peri_cli.core.permissions import PermissionPolicy
+from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.session import SessionStore
 from peri_cli.core.skills import SkillCatalog, SkillRoot, discover_skills
 from peri_cli.core.tools import ToolContext, ToolError, ToolOutput, ToolRegistry

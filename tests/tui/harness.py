@@ -129,6 +129,12 @@ async def until(
         await pilot.pause(0.02)
 
 
+def screen_text(app: PeriApp) -> str:
+    """Every cell the terminal would be sent, as text (segments joined line by line)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
 def texts(app: PeriApp, widget_type: type) -> list[str]:
     return [getattr(w, "text", "") for w in app.query(widget_type)]
 

@@ -164,3 +164,21 @@ def picker_screen(tmp_path: Path) -> PeriApp:
         ]
         write_session(runtime.store, session_id, messages, age=age, parent=parent)
     return PeriApp(runtime, clock=lambda: FIXED_NOW, counter=COUNTER)
+
+
+HEREDOC = "\n".join(
+    ["cat <<'EOF' > build.sh", *(f"echo step {i}" for i in range(1, 11)), "EOF; rm -rf ~/work"]
+)
+
+
+def long_bash_screen(tmp_path: Path) -> PeriApp:
+    """A 12-line command asked for in a 60x20 terminal: the body scrolls, the question stays."""
+    reply = ScriptedReply(
+        text="I'll write the build script.",
+        tool_calls=[ScriptedCall("Bash", {"command": HEREDOC, "description": "build script"})],
+        usage=USAGE,
+    )
+    runtime = make_runtime(tmp_path, [reply], new_session=False)
+    write_session(runtime.store, MAIN_ID, [])
+    runtime.start_existing(MAIN_ID, fork=False)
+    return PeriApp(runtime, "Write the build script.", clock=lambda: FIXED_NOW, counter=COUNTER)

@@ -59,7 +59,7 @@ async def test_every_event_kind_is_shown(tmp_path: Path) -> None:
         await app.run_events(scripted(events))
         await until(pilot, lambda: not app.busy)
         shown = notices(app)
-        assert "Retrying (2/5) in 0.5s: 529 overloaded" in shown
+        assert "Retrying" not in shown  # transient: only the status said it
         assert "91% full" in shown and "95%" in shown
         assert "Compaction failed: the summary came back empty" in shown
         assert "MCP server git failed" in shown and "--max-turns" in shown
@@ -69,6 +69,31 @@ async def test_every_event_kind_is_shown(tmp_path: Path) -> None:
         separator = app.query_one(Separator).description
         assert "Micro" in separator and "90.0k → 60.0k" in separator and "freed 30.0k" in separator
         assert app.status.status.context_tokens == 60_000
+
+
+async def test_retry_notices_are_transient(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    gate = asyncio.Event()
+
+    async def events() -> AsyncIterator[Event]:
+        yield TurnStarted(1)
+        yield Retrying(2, 0.5, "529 overloaded")
+        await gate.wait()
+        yield TurnStarted(2)
+        yield TextDelta("fresh reply")
+        yield TurnEnded("done")
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.run_events(events())
+        await until(pilot, lambda: "retrying" in app.status.status.activity)
+        assert app.status.status.activity == "retrying (2/5) in 0.5s: 529 overloaded"
+        assert "Retrying" not in notices(app) and "529" not in notices(app)
+        gate.set()
+        await until(pilot, lambda: not app.busy)
+        assert "529" not in notices(app) and "retrying" not in app.status.status.activity
+        assert [a.text for a in app.query(AssistantMessage)] == ["fresh reply"]
+    runtime.close()
 
 
 async def test_thinking_is_folded(tmp_path: Path) -> None:
@@ -93,7 +118,7 @@ async def test_cancel_while_asking_leaves_no_half_turn(tmp_path: Path) -> None:
         prompt = app.query_one(PermissionPrompt)
         await pilot.press("ctrl+c")
         await until(pilot, lambda: not app.busy, what="the cancel")
-        assert prompt.has_class("-answered") and prompt.answer is None
+        assert prompt.answered and prompt.answer is None
         assert prompt.future.cancelled()
         assert app.focused is app.prompt_area.input
         roles = [

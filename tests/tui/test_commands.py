@@ -12,13 +12,14 @@ from peri_cli.tui.app import PeriApp
 from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.screens.context_view import ContextView
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
+from peri_cli.tui.widgets.notice import NoticeLine
 from peri_cli.tui.widgets.separator import Separator
 
-from .harness import FIXED_NOW, make_runtime, send, until
+from .harness import FIXED_NOW, make_runtime, screen_text, send, until
 from .test_turns import notices
 
 
-async def test_clear_starts_an_empty_visible_history(tmp_path: Path) -> None:
+async def test_clear_clears_the_screen_too(tmp_path: Path) -> None:
     runtime = make_runtime(tmp_path, [ScriptedReply(text="first answer")])
     app = PeriApp(runtime, clock=lambda: FIXED_NOW)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -30,7 +31,25 @@ async def test_clear_starts_an_empty_visible_history(tmp_path: Path) -> None:
         assert "Cleared" in separator.description and "→" in separator.description
         assert isinstance(runtime.agent.session.entries[-1], ClearMarker)
         assert runtime.agent.view() == []
-        assert app.query(AssistantMessage)  # the record above stays readable
+        # the screen is cleared too: one "cleared" separator remains
+        shown = [w for w in app.conversation.children if w.display]
+        assert shown == [separator]
+        assert not app.query(AssistantMessage) and not app.query(NoticeLine)
+    runtime.close()
+
+
+async def test_compact_on_an_empty_history_says_so_without_calling_the_model(
+    tmp_path: Path,
+) -> None:
+    runtime = make_runtime(tmp_path)
+    provider = runtime._provider
+    assert isinstance(provider, ScriptedProvider)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "/compact ")  # (the space: Enter sends, not completes)
+        note = next(n for n in app.query(NoticeLine) if "Nothing to compact" in n.text)
+        assert note.level == "info"
+        assert provider.requests == [] and not app.query(Separator)
     runtime.close()
 
 
@@ -49,9 +68,22 @@ async def test_compact_summarizes_and_says_what_it_freed(tmp_path: Path) -> None
             return
         await send(pilot, "/compact greetings")
         await until(pilot, lambda: app.query(Separator), what="the separator")
-        text = app.query_one(Separator).description
+        separator = app.query_one(Separator)
+        text = separator.description
         assert "Compacted (Full)" in text and "freed" in text and "focus: greetings" in text
         assert any(isinstance(e, CompactBoundary) for e in runtime.agent.session.entries)
+        # the separator expands to show the summary text
+        assert separator.fold is not None and separator.fold.collapsed
+        assert "The user said hello" in separator.fold.text
+        separator.fold.collapsed = False
+        await pilot.pause()
+        assert "The user said hello" in screen_text(app)
+        # and so it does when the session is shown again (a resume)
+        await app.show_session()
+        await pilot.pause()
+        again = app.query_one(Separator)
+        assert again is not separator and again.fold is not None
+        assert "The user said hello" in again.fold.text
     runtime.close()
 
 

@@ -134,3 +134,30 @@ def test_blocks_and_line_offsets() -> None:
     assert blocks[1].content.plain == "para continued"
     starts = line_offsets("a\r\nb\rc\nd")
     assert starts == [0, 3, 5, 7]
+
+
+def nested_list(depth: int) -> str:
+    return "\n".join("  " * i + f"- level {i}" for i in range(depth))
+
+
+async def test_a_list_nested_ten_deep_and_what_follows_it_are_shown() -> None:
+    text = f"Before.\n\n{nested_list(12)}\n\nAfter the list: still here."
+    whole, streamed = AssistantMessage(text), AssistantMessage()
+    app = Host(whole, streamed)
+    async with app.run_test(size=(60, 60)) as pilot:
+        for fragment in fragments(text, seed=7):
+            await streamed.write(fragment)
+        await streamed.finish()
+        await pilot.pause()
+        for message in (whole, streamed):
+            shown = "\n".join(s.text for s in lines_of(message))
+            assert all(f"level {i}" in shown for i in range(12)), shown
+            assert "After the list: still here." in shown
+
+
+def test_what_the_parser_gives_up_on_is_plain_text_not_dropped() -> None:
+    blocks = parse(f"{nested_list(80)}\n\nThe end.")
+    shown = " ".join(b.content.plain for b in blocks)
+    assert "level 79" in shown and "The end." in shown
+    html = parse("use the <div> tag, <b>bold</b> or <br/>")[0].content.plain
+    assert html == "use the <div> tag, <b>bold</b> or <br/>"

@@ -76,3 +76,17 @@ def test_context_view(snap_compare: Any, tmp_path: Path) -> None:
         assert snap_compare(app, terminal_size=scenes.SIZE, run_before=context)
     finally:
         app.runtime.close()
+
+
+def test_long_bash_approval_at_60x20(snap_compare: Any, tmp_path: Path) -> None:
+    app = scenes.long_bash_screen(tmp_path)
+
+    async def asking(pilot: Any) -> None:
+        await until(pilot, lambda: isinstance(app.focused, PermissionPrompt), what="the prompt")
+        await until(pilot, lambda: app.query_one(PermissionPrompt).hint.display, what="hint")
+        await pilot.pause()
+
+    try:
+        assert snap_compare(app, terminal_size=(60, 20), run_before=asking)
+    finally:
+        app.runtime.close()

@@ -5,13 +5,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from peri_cli.core.messages import ToolResultPart
 from peri_cli.core.transcript import MessageEntry
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
 from peri_cli.tui.widgets.notice import NoticeLine
-from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+from peri_cli.tui.widgets.permission_prompt import ApprovalRecord, PermissionPrompt
 from peri_cli.tui.widgets.tool_call import ToolCallView
 from peri_cli.tui.widgets.user_message import UserMessage
 
@@ -103,7 +105,7 @@ async def test_allow_for_session_stops_asking(tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.focused, PermissionPrompt))
         await pilot.press("down", "enter")  # the second choice: allow for the session
         await until(pilot, lambda: not app.busy, what="the turn to end")
-        assert len(app.query(PermissionPrompt)) == 1
+        assert [r.answer for r in app.query(ApprovalRecord)] == ["allow_session"]
         assert (runtime.workspace / "b.txt").exists()
     runtime.close()
 
@@ -180,4 +182,54 @@ async def test_without_api_key_it_opens_and_explains(tmp_path: Path) -> None:
         await pilot.press(*"hi", "enter")
         await until(pilot, lambda: app.query(UserMessage) and not app.busy)
         assert notices(app).count("No anthropic API key") == 2  # said again, nothing sent
+    runtime.close()
+
+
+async def test_a_bash_fold_shows_the_end_of_the_output(tmp_path: Path) -> None:
+    calls = [
+        ScriptedCall("Bash", {"command": "seq 1 40; echo 'error: boom'; exit 3"}, id="short"),
+        ScriptedCall("Bash", {"command": "seq 1 200000"}, id="long"),
+    ]
+    replies = [ScriptedReply(tool_calls=calls), ScriptedReply(text="seen")]
+    runtime = make_runtime(tmp_path, replies, mode="bypass")
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await send(pilot, "count")
+        views = {v.call_id: v for v in app.query(ToolCallView)}
+        short, long = views["short"], views["long"]
+        assert "41 lines · Exit code: 3" in short.title.plain  # the count the command printed
+        result = str(short._result_text)
+        assert result.startswith("… 30 earlier lines")
+        assert result.rstrip().endswith("error: boom\nExit code: 3")  # the end, where errors are
+        assert "200000 lines" in long.title.plain  # its own count, though only a tail was kept
+        assert str(long._result_text).rstrip().endswith("200000")
+    runtime.close()
+
+
+async def test_on_exit_it_prints_how_to_resume(tmp_path: Path) -> None:
+    from peri_cli.tui.app import resume_hint
+
+    runtime = make_runtime(tmp_path, [ScriptedReply(text="hi")])
+    assert resume_hint(runtime) is None  # no message yet: nothing to resume
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "hello")
+    assert resume_hint(runtime) == f"Resume this session with: peri -r {runtime.session.id}"  # type: ignore[union-attr]
+    runtime.close()
+
+
+async def test_a_cancelled_turn_shows_what_the_model_will_be_told(tmp_path: Path) -> None:
+    bash = ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "sleep 30"})])
+    runtime = make_runtime(tmp_path, [bash], mode="bypass")
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "sleepy tool", wait=False)
+        await until(pilot, lambda: app.query(ToolCallView) and app.busy)
+        await until(pilot, lambda: app.query_one(ToolCallView).state == "running")
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.busy, what="the cancel")
+        note = getattr(runtime.agent, "last_interruption", None)
+        if note is None:
+            pytest.skip("the loop records no interruption note yet")
+        assert "interrupted" in note and note in notices(app)
     runtime.close()

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
@@ -50,6 +51,17 @@ def render_table(report: ContextReport) -> Table:
     return table
 
 
+def stable_line(report: ContextReport) -> str | None:
+    """How much of the input came from the provider's prompt cache, when it said."""
+    if report.stable_share is None:
+        return None
+    n = report.stable_requests
+    return (
+        f"Stable prefix: {report.stable_share:.0%} of input read from the prompt cache "
+        f"over {n:,} request{'s' if n != 1 else ''} after the first"
+    )
+
+
 class ContextView(ModalScreen[None]):
     DEFAULT_CSS = """
     ContextView { align: center middle; }
@@ -79,12 +91,17 @@ class ContextView(ModalScreen[None]):
         approx = "about " if self.estimated else ""
         with Vertical():
             yield Label(
-                f"Context: {approx}{tokens(r.total)} of {tokens(r.window)} tokens ({pct:.0%}) · "
-                f"{r.messages} messages in the model's view",
+                Content(
+                    f"Context: {approx}{tokens(r.total)} of {tokens(r.window)} tokens "
+                    f"({pct:.0%}) · {r.messages} messages in the model's view"
+                ),
                 id="context-title",
             )
             yield Static(render_bar(r), classes="gap")
             yield Static(render_table(r), classes="gap")
+            line = stable_line(r)
+            if line is not None:
+                yield Static(line, classes="gap")
             yield Static(
                 "Counts are estimates of the next request (o200k tokenizer, calibrated). "
                 "/compact frees context now; /clear empties the visible history. Esc closes.",

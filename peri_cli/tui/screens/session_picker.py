@@ -13,6 +13,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 
@@ -82,7 +83,8 @@ class SessionPicker(ModalScreen[PickResult | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(
-                f"Resume a session · {len(self.sessions)} in this workspace", id="picker-title"
+                Content(f"Resume a session · {len(self.sessions)} in this workspace"),
+                id="picker-title",
             )
             yield Input(placeholder="Filter by title or id…", id="picker-filter")
             table: DataTable[str | Text] = DataTable(
@@ -121,7 +123,7 @@ class SessionPicker(ModalScreen[PickResult | None]):
             heading += f" · {self.matched} match"
         if self.matched > len(self.shown):
             heading += f" · newest {len(self.shown)} shown, type to narrow"
-        self.query_one("#picker-title", Label).update(heading)
+        self.query_one("#picker-title", Label).update(Content(heading))
         rows = []
         for s in self.shown:
             title = Text(one_line(s.title or "(no prompt)", 60))

@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.timer import Timer
 from textual.widget import Widget
 
+from peri_cli.core.textsafe import visible
 from peri_cli.tui.markdown_lines import Block, line_offsets, parse
 from peri_cli.tui.widgets.markdown_chunk import MarkdownChunk
 
@@ -35,7 +36,7 @@ class AssistantMessage(Widget):
 
     def __init__(self, text: str = "") -> None:
         super().__init__()
-        self.text = text
+        self.text = visible(text)  # as shown: control characters visible (the record keeps it)
         self._sealed = 0  # text[:_sealed] is in closed blocks, drawn by the sealed chunks
         self._sealed_chunks: list[MarkdownChunk] = []
         self._last_sealed: Block | None = None
@@ -50,7 +51,7 @@ class AssistantMessage(Widget):
 
     async def write(self, fragment: str) -> None:
         """Append streamed text; it is drawn on the next flush (at most every FLUSH_INTERVAL)."""
-        self.text += fragment
+        self.text += visible(fragment)
         if self._timer is None and self.is_mounted:
             # (a Textual timer needs a delay above zero)
             delay = max(0.001, self._last_flush + FLUSH_INTERVAL - time.monotonic())
@@ -96,6 +97,7 @@ class AssistantMessage(Widget):
 
     async def finish_with(self, text: str) -> None:
         """End the stream; if the final text differs from what streamed, show the final text."""
+        text = visible(text)
         if text and text != self.text:
             await self._reset(text)
         else:

@@ -8,6 +8,8 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from peri_cli.core.textsafe import visible
+
 if TYPE_CHECKING:
     from peri_cli.tui.completion import Candidate
 
@@ -37,9 +39,13 @@ class CompletionMenu(OptionList, can_focus=False):
         if not candidates:
             self.close()
             return
-        width = max(len(c.label) for c in candidates) + 2
+        width = max(len(visible(c.label)) for c in candidates) + 2
         self.set_options(
-            Option(Content.assemble((c.label.ljust(width), "bold"), (c.description, "dim")))
+            Option(
+                Content.assemble(
+                    (visible(c.label).ljust(width), "bold"), (visible(c.description), "dim")
+                )
+            )
             for c in candidates
         )
         self.highlighted = 0

@@ -1,27 +1,37 @@
-"""A coloured unified diff of an Edit (old_string -> new_string) or a Write (new content)."""
+"""A coloured unified diff of an Edit (old_string -> new_string) or a Write (new content).
+
+Never cut: every line a call would write is drawn (the approval scrolls it, PgUp/PgDn)."""
 
 from __future__ import annotations
 
 import difflib
 from typing import Any
 
-from rich.text import Text
+from textual.content import Content
 from textual.widgets import Static
 
-MAX_LINES = 60
+from peri_cli.core.textsafe import visible
 
 
 def diff_lines(old: str, new: str) -> list[str]:
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=2))
+    before, after = content_lines(old), content_lines(new)
+    lines = list(difflib.unified_diff(before, after, lineterm="", n=2))
     return lines[2:]  # drop the ---/+++ header: the call's title names the file
 
 
-def render_diff(lines: list[str], max_lines: int = MAX_LINES) -> Text:
-    text = Text()
-    for raw in lines[:max_lines]:
-        line = raw
+def content_lines(text: str) -> list[str]:
+    """Lines as a file holds them: split on newlines only (a CR or form feed is part of a line,
+    shown visibly), no phantom last line after a final newline."""
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def render_diff(lines: list[str]) -> Content:
+    pieces: list[Content] = []
+    for raw in lines:
+        line = visible(raw)
         if line.startswith("@@"):
-            if not text.plain:
+            if not pieces:
                 continue  # the first hunk needs no marker; later ones show where a gap was
             line, style = "⋯", "cyan"
         elif line.startswith("+"):
@@ -30,11 +40,8 @@ def render_diff(lines: list[str], max_lines: int = MAX_LINES) -> Text:
             style = "red"
         else:
             style = "dim"
-        text.append(line + "\n", style=style)
-    if len(lines) > max_lines:
-        text.append(f"… {len(lines) - max_lines} more diff lines\n", style="dim italic")
-    text.rstrip()
-    return text
+        pieces.append(Content.styled(line, style))
+    return Content("\n").join(pieces)
 
 
 def diff_for(name: str, tool_input: dict[str, Any]) -> list[str] | None:
@@ -46,7 +53,7 @@ def diff_for(name: str, tool_input: dict[str, Any]) -> list[str] | None:
     if name == "Write":
         content = tool_input.get("content")
         if isinstance(content, str):
-            return [f"+{line}" for line in content.splitlines()]
+            return [f"+{line}" for line in content_lines(content)]
     return None
 
 
@@ -58,6 +65,10 @@ class DiffView(Static):
     }
     """
 
-    def __init__(self, lines: list[str]) -> None:
-        super().__init__(render_diff(lines))
+    def __init__(self, lines: list[str], *, id: str | None = None) -> None:
+        super().__init__(render_diff(lines), id=id)
         self.lines = lines
+
+    def show(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.update(render_diff(lines))

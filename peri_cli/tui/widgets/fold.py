@@ -17,6 +17,8 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from peri_cli.tui.format import plain
+
 
 class Fold(Widget):
     DEFAULT_CSS = """
@@ -47,10 +49,10 @@ class Fold(Widget):
     ]
 
     def __init__(
-        self, title: str = "", *, collapsed: bool = True, classes: str | None = None
+        self, title: Content | str = "", *, collapsed: bool = True, classes: str | None = None
     ) -> None:
         super().__init__(classes=classes)
-        self._title_markup = title
+        self._title_content = plain(title) if isinstance(title, str) else title
         self._collapsed = collapsed
         self._title = Static(self._label(), classes="fold--title")
         self._title.can_focus = True
@@ -77,18 +79,19 @@ class Fold(Widget):
     # the title
 
     @property
-    def title(self) -> str:
-        return self._title_markup
+    def title(self) -> Content:
+        return self._title_content
 
     @title.setter
-    def title(self, markup: str) -> None:
-        if markup != self._title_markup:
-            self._title_markup = markup
+    def title(self, title: Content) -> None:
+        """Set from pieces (`format.plain` for untrusted text), never from markup."""
+        if title != self._title_content:
+            self._title_content = title
             self._title.update(self._label())
 
     def _label(self) -> Content:
         symbol = "▶" if self._collapsed else "▼"
-        return Content.assemble(symbol, " ", Content.from_markup(self._title_markup))
+        return Content.assemble(symbol, " ", self._title_content)
 
     # folding
 
@@ -108,7 +111,14 @@ class Fold(Widget):
             self.mount(self._make_body())
         elif self._body is not None:
             self._body.display = not collapsed
-        self.call_after_refresh(self.scroll_visible)
+        self.call_after_refresh(self._reveal)
+
+    def _reveal(self) -> None:
+        """Bring the fold into view, unless its conversation follows the bottom (then the view
+        stays there, and keeps following the output)."""
+        following = any(getattr(a, "following", False) for a in self.ancestors)
+        if not following and self.is_attached:
+            self.scroll_visible(animate=False)
 
     def action_toggle_fold(self) -> None:
         self.collapsed = not self.collapsed

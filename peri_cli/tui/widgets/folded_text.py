@@ -7,7 +7,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from peri_cli.tui.format import markup
+from peri_cli.tui.format import plain
 from peri_cli.tui.widgets.fold import Fold
 
 REDRAW_INTERVAL = 0.1  # seconds: streamed thinking is redrawn at most this often while open
@@ -28,7 +28,7 @@ class FoldedText(Fold):
         self._timer: Timer | None = None
 
     def build_body(self) -> list[Widget]:
-        self._text_view = Static(markup(self.text), classes="folded-text")
+        self._text_view = Static(plain(self.text), classes="folded-text")
         return [self._text_view]
 
     def add(self, fragment: str) -> None:
@@ -40,4 +40,4 @@ class FoldedText(Fold):
     def _redraw(self) -> None:
         self._timer = None
         if self._text_view is not None:
-            self._text_view.update(markup(self.text))
+            self._text_view.update(plain(self.text))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
+from textual.content import Content
 from textual.widgets import Static
 
-from peri_cli.tui.format import markup
+from peri_cli.tui.format import plain
 
 Level = Literal["info", "warning", "error"]
 _ICONS: dict[Level, str] = {"info": "ℹ", "warning": "⚠", "error": "✗"}
@@ -23,8 +24,9 @@ class NoticeLine(Static):
     NoticeLine.-error { color: $error; border-left: thick $error; background: $error 10%; }
     """
 
-    def __init__(self, text: str, level: Level = "info", *, rich_markup: bool = False) -> None:
+    def __init__(self, text: str, level: Level = "info", *, id: str | None = None) -> None:
         self.text = text
         self.level = level
-        body = text if rich_markup else markup(text)
-        super().__init__(f"{_ICONS[level]} {body}", classes=f"-{level}")
+        super().__init__(
+            Content.assemble(_ICONS[level], " ", plain(text)), classes=f"-{level}", id=id
+        )

@@ -7,10 +7,11 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from peri_cli.tui.format import markup, one_line
+from peri_cli.tui.format import one_line, plain
 from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.widgets.completion_menu import CompletionMenu
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER, PromptInput
@@ -90,6 +91,10 @@ class PromptArea(Vertical):
     def clear(self) -> None:
         self._set_text("")
 
+    def set_text(self, text: str) -> None:
+        """Replace what is typed (no completion popup for it)."""
+        self._set_text(text)
+
     def _set_text(self, text: str) -> None:
         self._quiet = True
         self.input.set_prompt(text)
@@ -104,8 +109,8 @@ class PromptArea(Vertical):
 
     def show_queued(self, texts: list[str]) -> None:
         self.queued.display = bool(texts)
-        lines = [f"⏳ queued: {markup(one_line(t, 70))}" for t in texts]
-        self.queued.update("\n".join(lines))
+        lines = [plain(f"⏳ queued: {one_line(t, 70)}") for t in texts]
+        self.queued.update(Content("\n").join(lines))
 
     # completion
 

@@ -1,4 +1,5 @@
-"""One line under the prompt: model, provider, mode, context use, cache share, cost, activity."""
+"""The bottom line: model, provider, mode, context use, cache share, cost, activity; at any width
+it names the model and the permission mode."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Static
 
-from peri_cli.tui.format import cost, elapsed, markup, tokens
+from peri_cli.core.textsafe import visible
+from peri_cli.tui.format import cost, elapsed, plain, tokens
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 MODE_COLORS = {
@@ -34,30 +37,62 @@ class Status:
     busy_since: float | None = None
 
 
-def render_status(s: Status, now: float) -> str:
+def render_status(s: Status, now: float, width: int = 10_000) -> Content:
+    """The status line, fitted to `width` cells: the least needed parts go first (the token
+    detail, the cache share, the provider, the cost, the context share); the model and the
+    permission mode always stay."""
     if not s.model and s.busy_since is not None:  # starting: nothing known yet but that
         return _activity(s, now)
-    parts = [f"[b]{markup(s.model)}[/b]", markup(s.provider)]
-    parts.append(f"[{MODE_COLORS.get(s.mode, '$text')}]{markup(s.mode)}[/]")
+    parts: dict[str, Content] = {
+        "model": plain(s.model, "bold"),
+        "provider": plain(s.provider),
+        "mode": plain(s.mode, MODE_COLORS.get(s.mode, "$text")),
+    }
     if s.window:
         pct = (s.context_tokens or 0) / s.window
         color = "$error" if pct >= 0.9 else "$warning" if pct >= 0.75 else "$text"
         approx = "~" if s.context_estimated else ""
-        used = f"{approx}{tokens(s.context_tokens)}/{tokens(s.window)}"
-        parts.append(f"ctx [{color}]{approx}{pct:.0%}[/] {used}")
+        parts["ctx"] = Content.assemble("ctx ", (f"{approx}{pct:.0%}", color))
+        parts["used"] = Content(f"{approx}{tokens(s.context_tokens)}/{tokens(s.window)}")
     if s.cache_share is not None:
-        parts.append(f"cache {s.cache_share:.0%}")
-    parts.append(cost(s.cost_usd))
-    line = " · ".join(parts)
-    if s.busy_since is not None:
-        line = _activity(s, now) + "  " + line
+        parts["cache"] = Content(f"cache {s.cache_share:.0%}")
+    parts["cost"] = Content(cost(s.cost_usd))
+    activity = _activity(s, now) if s.busy_since is not None else None
+    for drop in (None, "used", "cache", "provider", "cost", "ctx"):
+        if drop is not None:
+            parts.pop(drop, None)
+        line = _line(parts, activity)
+        if line.cell_length <= width:
+            return line
+    rest = _line(parts, None)
+    if activity is not None:  # still too wide: what is happening gives way, then the spinner
+        room = width - rest.cell_length - 2
+        short = _activity(s, now, short=True)
+        shown = activity.truncate(room, ellipsis=True) if room > short.cell_length else short
+        line = Content.assemble(shown, "  ", rest)
+    if line.cell_length > width:  # a very long model name gives way; the mode never does
+        room = max(1, width - parts["mode"].cell_length - 3)
+        parts["model"] = parts["model"].truncate(room, ellipsis=True)
+        line = _line(parts, None)
     return line
 
 
-def _activity(s: Status, now: float) -> str:
+def _line(parts: dict[str, Content], activity: Content | None) -> Content:
+    pieces = [parts["model"], parts.get("provider"), parts["mode"]]
+    if "ctx" in parts:
+        pieces.append(
+            Content.assemble(parts["ctx"], " ", parts["used"]) if "used" in parts else parts["ctx"]
+        )
+    pieces += [parts.get("cache"), parts.get("cost")]
+    line = Content(" · ").join(p for p in pieces if p is not None)
+    return line if activity is None else Content.assemble(activity, "  ", line)
+
+
+def _activity(s: Status, now: float, *, short: bool = False) -> Content:
     spent = now - (s.busy_since or now)
     frame = SPINNER[int(spent * 10) % len(SPINNER)]
-    return f"[$accent]{frame} {markup(s.activity or 'working')} {elapsed(spent)}[/]"
+    what = "" if short else f" {visible(s.activity or 'working')}"
+    return Content.styled(f"{frame}{what} {elapsed(spent)}", "$accent")
 
 
 class StatusBar(Static):
@@ -76,8 +111,8 @@ class StatusBar(Static):
         self.status = Status()
         self._timer: Timer | None = None
 
-    def render(self) -> str:
-        return render_status(self.status, self.clock())
+    def render(self) -> Content:
+        return render_status(self.status, self.clock(), self.content_region.width or 10_000)
 
     def set(self, **changes: object) -> None:
         self.status = replace(self.status, **changes)  # type: ignore[arg-type]

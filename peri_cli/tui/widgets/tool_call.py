@@ -1,29 +1,37 @@
-"""One tool call: a one-line title with its state, expandable to the input and a trimmed result."""
+"""One tool call: a one-line title with its state, expandable to the input and the result.
+
+Every piece is built from `Content` (untrusted text through `format.plain`), never markup. The
+body's three parts exist from the first expand on and are only updated afterwards, so an event
+arriving while the body is still being mounted cannot race it."""
 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any, Literal
 
-from rich.text import Text
+from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from peri_cli.tui.format import markup, one_line
-from peri_cli.tui.widgets.diff_view import DiffView, diff_for
+from peri_cli.tui.format import one_line, plain
+from peri_cli.tui.paths import shown_path
+from peri_cli.tui.widgets.diff_view import DiffView, content_lines, diff_for
 from peri_cli.tui.widgets.fold import Fold
 
 RESULT_LINES = 12
 LINE_CHARS = 240
+OPEN_DIFF_LINES = 200  # a longer diff starts folded in the conversation (the approval shows all)
 State = Literal["pending", "running", "done", "error", "cancelled"]
-GLYPHS: dict[State, str] = {
-    "pending": "[dim]○[/]",
-    "running": "[yellow]◐[/]",
-    "done": "[green]●[/]",
-    "error": "[red]✗[/]",
-    "cancelled": "[yellow]■[/]",
+GLYPHS: dict[State, tuple[str, str]] = {
+    "pending": ("○", "dim"),
+    "running": ("◐", "yellow"),
+    "done": ("●", "green"),
+    "error": ("✗", "red"),
+    "cancelled": ("■", "yellow"),
 }
-_MAIN_ARG = {
+MAIN_ARG = {
     "Bash": "command",
     "Read": "file_path",
     "Write": "file_path",
@@ -31,29 +39,75 @@ _MAIN_ARG = {
     "Glob": "pattern",
     "Grep": "pattern",
 }
+PATH_ARGS = frozenset({"file_path", "path"})
+_SPILLED = re.compile(r"\A\[Output was (\d+) lines")
+_BASH_END = re.compile(r"\n(Exit code: -?\d+|Killed by signal \w+)\Z")
 
 
-def summarize_input(name: str, tool_input: dict[str, Any] | None) -> str:
+def main_arg(name: str, tool_input: dict[str, Any], workspace: Path | None) -> str | None:
+    """The argument that says what a call does (a path shown where it really lands)."""
+    key = MAIN_ARG.get(name)
+    value = tool_input.get(key) if key else None
+    if not isinstance(value, str):
+        return None
+    return shown_path(value, workspace) if key in PATH_ARGS else value
+
+
+def summarize_input(
+    name: str, tool_input: dict[str, Any] | None, workspace: Path | None = None
+) -> str:
     if not tool_input:
         return ""
-    key = _MAIN_ARG.get(name)
-    if key and isinstance(tool_input.get(key), str):
-        return one_line(tool_input[key], 70)
+    arg = main_arg(name, tool_input, workspace)
+    if arg is not None:
+        return one_line(arg, 70)
     return one_line(json.dumps(tool_input, ensure_ascii=False, default=str), 70)
+
+
+def output_lines(output: str) -> list[str]:
+    """A result's lines, split on newlines only (so the count is what a terminal would show)."""
+    return content_lines(output.rstrip("\n")) or [""]
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…"
 
 
 def trim_output(output: str, max_lines: int = RESULT_LINES) -> tuple[str, int]:
     """The first lines of a result (long lines cut) and how many lines were left out."""
-    lines = output.rstrip("\n").splitlines() or [""]
-    shown = [ln if len(ln) <= LINE_CHARS else ln[:LINE_CHARS] + "…" for ln in lines[:max_lines]]
-    return "\n".join(shown), max(0, len(lines) - max_lines)
+    lines = output_lines(output)
+    return "\n".join(_cut(ln) for ln in lines[:max_lines]), max(0, len(lines) - max_lines)
 
 
-def outcome(output: str, is_error: bool) -> str:
-    lines = output.strip().splitlines()
+def tail_output(output: str, max_lines: int = RESULT_LINES) -> tuple[str, int]:
+    """The last lines of a result (where a command's errors are) and how many came before."""
+    lines = output_lines(output)
+    return "\n".join(_cut(ln) for ln in lines[-max_lines:]), max(0, len(lines) - max_lines)
+
+
+def bash_line_count(output: str) -> int:
+    """Lines the command printed: its own count when the output was cut to a tail, without the
+    exit-status line Peri adds."""
+    spilled = _SPILLED.match(output)
+    if spilled:
+        return int(spilled.group(1))
+    body = _BASH_END.sub("", output.rstrip("\n"))
+    if body in ("", "(no output)"):
+        return 0
+    return len(output_lines(body))
+
+
+def outcome(name: str, output: str, is_error: bool) -> str:
+    lines = output.strip().split("\n")
     if is_error:
-        return one_line(lines[0], 60) if lines else "error"
-    if not lines:
+        return one_line(lines[0], 60) if lines[0] else "error"
+    if name == "Bash":
+        count = bash_line_count(output)
+        status = _BASH_END.search(output.rstrip("\n"))
+        said = f"{count} line{'s' if count != 1 else ''}" if count != 1 or len(lines) > 1 else ""
+        said = said or one_line(lines[0], 50)
+        return f"{said} · {status.group(1)}" if status else said
+    if not output.strip():
         return "no output"
     return one_line(lines[0], 50) if len(lines) == 1 else f"{len(lines)} lines"
 
@@ -67,37 +121,62 @@ class ToolCallView(Fold):
     ToolCallView.-error .result { color: $error; }
     """
 
-    def __init__(self, call_id: str, name: str, tool_input: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        call_id: str,
+        name: str,
+        tool_input: dict[str, Any] | None = None,
+        *,
+        workspace: Path | None = None,
+    ) -> None:
         super().__init__()
         self.call_id = call_id
         self.name_ = name
+        self.workspace = workspace
         self.tool_input: dict[str, Any] | None = None
         self.state: State = "pending"
         self.output: str | None = None
-        self._detail_text: Text | None = None  # the input beyond the title, when there is more
-        self._result_text: Text | None = None  # the trimmed result, when the title cannot hold it
-        self._diff: DiffView | None = None
+        self._detail_text: Content | None = None  # the input beyond the title, when there is more
+        self._diff_lines: list[str] | None = None
+        self._result_text: Content | None = None  # the result, when the title cannot hold it
         self._detail: Static | None = None  # the body's widgets, built on the first expand
+        self._diff: DiffView | None = None
         self._result: Static | None = None
         self.set_input(tool_input)
 
     def build_body(self) -> list[Widget]:
         self._detail = Static(self._detail_text or "", classes="detail")
-        self._detail.display = self._detail_text is not None
+        self._diff = DiffView(self._diff_lines or [])
         self._result = Static(self._result_text or "", classes="result")
-        self._result.display = self._result_text is not None
-        return [self._detail, *([self._diff] if self._diff else []), self._result]
+        self._sync_body()
+        return [self._detail, self._diff, self._result]
+
+    def _sync_body(self) -> None:
+        """Show what is known now in the body's (already built) parts."""
+        if self._detail is not None:
+            self._detail.update(self._detail_text or "")
+            self._detail.display = self._detail_text is not None
+        if self._diff is not None:
+            if self._diff_lines is not None and self._diff.lines is not self._diff_lines:
+                self._diff.show(self._diff_lines)
+            self._diff.display = self._diff_lines is not None
+        if self._result is not None:
+            self._result.update(self._result_text or "")
+            self._result.display = self._result_text is not None
 
     def _refresh_title(self) -> None:
-        args = summarize_input(self.name_, self.tool_input)
-        title = f"{GLYPHS[self.state]} [b]{markup(self.name_)}[/b]"
+        glyph, style = GLYPHS[self.state]
+        parts: list[Content | str | tuple[str, str]] = [(glyph, style), " "]
+        parts.append(plain(self.name_, "bold"))
+        args = summarize_input(self.name_, self.tool_input, self.workspace)
         if args:
-            title += f"({markup(args)})"
+            parts += ["(", plain(args), ")"]
         if self.output is not None:
-            title += f" [dim]→ {markup(outcome(self.output, self.state == 'error'))}[/]"
+            said = outcome(self.name_, self.output, self.state == "error")
+            parts.append(plain(f" → {said}", "dim"))
         elif self.state == "cancelled":
-            title += " [dim]→ cancelled[/]"
-        self.title = title
+            parts.append((" → cancelled", "dim"))
+        self.title = Content.assemble(*parts)
 
     def set_input(self, tool_input: dict[str, Any] | None) -> None:
         if tool_input is None or self.tool_input is not None:
@@ -105,28 +184,29 @@ class ToolCallView(Fold):
             return
         self.tool_input = tool_input
         diff = diff_for(self.name_, tool_input)
-        if diff is not None and self._diff is None:
-            self._diff = DiffView(diff)
-            if self.body is not None and self._detail is not None:
-                self.body.mount(self._diff, after=self._detail)
-            self.collapsed = False
-        key = _MAIN_ARG.get(self.name_)
+        if diff is not None:
+            self._diff_lines = diff
+            if len(diff) <= OPEN_DIFF_LINES:
+                self.collapsed = False
+        key = MAIN_ARG.get(self.name_)
         extra = {k: v for k, v in tool_input.items() if k != key}
-        if self.name_ in ("Edit", "Write"):
+        if diff is not None:
             extra = {
                 k: v for k, v in extra.items() if k not in ("old_string", "new_string", "content")
             }
-        if extra or len(summarize_input(self.name_, tool_input)) >= 69:
-            text = json.dumps(
-                tool_input if self._diff is None else extra,
-                ensure_ascii=False,
-                indent=1,
-                default=str,
-            )
-            self._detail_text = Text(trim_output(text, 20)[0])
-            if self._detail is not None:
-                self._detail.update(self._detail_text)
-                self._detail.display = True
+        arg = main_arg(self.name_, tool_input, self.workspace)
+        summary = summarize_input(self.name_, tool_input, self.workspace)
+        parts: list[str] = []
+        if arg is not None and ("\n" in arg or one_line(arg, 10**9) != summary):
+            parts.append(arg)  # the title holds only a preview of it
+        if arg is None and diff is None:
+            extra = tool_input
+        if extra:
+            parts.append(json.dumps(extra, ensure_ascii=False, indent=1, default=str))
+        if parts:
+            shown, more = trim_output("\n".join(parts), 40)
+            self._detail_text = plain(shown + (f"\n… {more} more lines" if more else ""))
+        self._sync_body()
         self._refresh_title()
 
     def set_state(self, state: State) -> None:
@@ -136,16 +216,21 @@ class ToolCallView(Fold):
     def set_result(self, output: str, is_error: bool) -> None:
         self.output = output
         self.state = "error" if is_error else "done"
-        shown, more = trim_output(output)
-        body = Text(shown)
-        if more:
-            body.append(f"\n… {more} more lines", style="italic")
+        if self.name_ == "Bash":
+            shown, earlier = tail_output(output)
+            body = Content("")
+            if earlier:
+                body = plain(f"… {earlier} earlier lines (the end is shown)\n", "italic")
+            body += plain(shown)
+        else:
+            shown, more = trim_output(output)
+            body = plain(shown)
+            if more:
+                body += plain(f"\n… {more} more lines", "italic")
         # a one-line result is all in the title already
         multi_line = "\n" in output.strip() or len(output.strip()) > 50
         self._result_text = body if multi_line else None
-        if self._result is not None:
-            self._result.update(body)
-            self._result.display = multi_line
+        self._sync_body()
         self.set_class(is_error, "-error")
         if is_error:
             self.collapsed = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from peri_cli.tui.format import markup
+from peri_cli.tui.format import plain
 
 
 class UserMessage(Static):
@@ -19,5 +19,5 @@ class UserMessage(Static):
     """
 
     def __init__(self, text: str) -> None:
-        super().__init__(markup(text))
+        super().__init__(plain(text))
         self.text = text

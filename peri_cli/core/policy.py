@@ -1,0 +1,82 @@
+"""The permission policy of a session: the mode, the permission rules (settings files, the
+command line, and what the user allowed during the session) and the workspace's trust.
+
+Every call is judged here once, on its real target (never a wrapper): deny rules, a PreToolUse
+hook's word, the mode, ask rules, then allow rules (`rules.decide`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from peri_cli.core.modes import Mode
+from peri_cli.core.rulefile import RuleFileError, add_rules
+from peri_cli.core.rules import (
+    CallDecision,
+    HookPermission,
+    RuleContext,
+    RuleError,
+    RuleSet,
+    RuleSource,
+    describe_call,
+    parse_rule,
+    suggest_rules,
+)
+from peri_cli.core.rules import decide as decide_call
+from peri_cli.core.tools import ToolKind
+
+Decision = CallDecision
+_SESSION = RuleSource("session")
+
+
+@dataclass
+class PermissionPolicy:
+    mode: Mode
+    workspace: Path
+    rules: RuleSet = field(default_factory=RuleSet)
+    trusted: bool = False
+    home: Path = field(default_factory=Path.home)
+
+    def context(self) -> RuleContext:
+        return RuleContext(self.workspace, self.trusted, self.home)
+
+    def decide(
+        self,
+        tool: str,
+        kind: ToolKind,
+        tool_input: Mapping[str, Any],
+        writes: Sequence[Path] = (),
+        *,
+        hook: HookPermission | None = None,
+        hook_reason: str = "",
+    ) -> CallDecision:
+        call = describe_call(tool, kind, tool_input, writes, self.workspace)
+        return decide_call(
+            call, self.rules.rules, self.context(), self.mode, hook=hook, hook_reason=hook_reason
+        )
+
+    def suggestions(
+        self, tool: str, kind: ToolKind, tool_input: Mapping[str, Any], writes: Sequence[Path]
+    ) -> list[str]:
+        """Rules that would let this call run without asking (the approval's offers)."""
+        call = describe_call(tool, kind, tool_input, writes, self.workspace)
+        return suggest_rules(call, self.context())
+
+    def allow_for_session(self, rules: Sequence[str]) -> None:
+        for text in rules:
+            try:
+                self.rules.add(parse_rule(text, "allow", _SESSION))
+            except RuleError:
+                continue
+
+    def allow_in_project(self, rules: Sequence[str]) -> str | None:
+        """Save `rules` to `.peri/settings.local.json` and apply them now; the problem, if any."""
+        self.allow_for_session(rules)
+        try:
+            add_rules(self.workspace, rules)
+        except (RuleFileError, OSError) as e:
+            return f"could not save the rule to .peri/settings.local.json: {e}"
+        return None

@@ -1,0 +1,79 @@
+"""What an approval shows: the call exactly as it would run, in full. Pure (input -> Content).
+
+A Bash command keeps its line breaks (numbered, so two commands never read as one), a Write or
+an Edit names the path where it really lands and shows every line of its diff, anything else
+shows its whole input. Nothing is cut: the approval scrolls instead."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from textual.content import Content
+
+from peri_cli.tui.format import plain
+from peri_cli.tui.paths import shown_path
+from peri_cli.tui.widgets.diff_view import content_lines, diff_for, render_diff
+
+_DIFF_TEXT_KEYS = frozenset({"file_path", "content", "old_string", "new_string"})
+
+
+def approval_body(tool: str, tool_input: dict[str, Any], workspace: Path | None) -> Content:
+    """The whole call, one logical line per line of what it would run or write."""
+    lines: list[Content] = []
+    command = tool_input.get("command")
+    diff = diff_for(tool, tool_input)
+    if tool == "Bash" and isinstance(command, str):
+        lines += _numbered(content_lines(command) or [""])
+        rest = {k: v for k, v in tool_input.items() if k != "command"}
+    elif diff is not None:
+        lines += _target(tool_input.get("file_path"), workspace)
+        lines.append(render_diff(diff) if diff else Content.styled("(no change)", "dim"))
+        rest = {k: v for k, v in tool_input.items() if k not in _DIFF_TEXT_KEYS}
+    else:
+        for key in ("file_path", "path"):
+            if isinstance(tool_input.get(key), str):
+                lines += _target(tool_input[key], workspace, key)
+        rest = tool_input
+    for key, value in rest.items():
+        text = (
+            value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+        )
+        lines.append(Content.assemble(plain(f"{key}: ", "dim"), plain(text)))
+    return Content("\n").join(lines)
+
+
+def line_count(tool: str, tool_input: dict[str, Any]) -> int:
+    """The lines the user approves: the command's, or the diff's, or the input's."""
+    command = tool_input.get("command")
+    if tool == "Bash" and isinstance(command, str):
+        return len(content_lines(command) or [""])
+    diff = diff_for(tool, tool_input)
+    if diff is not None:
+        return len(diff)
+    return len(json.dumps(tool_input, ensure_ascii=False, indent=1, default=str).split("\n"))
+
+
+def _numbered(lines: list[str]) -> list[Content]:
+    if len(lines) == 1:
+        return [plain(lines[0])]
+    width = len(str(len(lines)))
+    return [
+        Content.assemble((f"{n:>{width}} │ ", "dim"), plain(line))
+        for n, line in enumerate(lines, 1)
+    ]
+
+
+def _target(raw: object, workspace: Path | None, key: str = "file_path") -> list[Content]:
+    if not isinstance(raw, str):
+        return []
+    shown = shown_path(raw, workspace)
+    label = "path" if key == "path" else "file"
+    lines = [Content.assemble((f"{label}: ", "dim"), plain(shown, "bold"))]
+    if shown != raw:
+        lines.append(Content.assemble(("  as written: ", "dim"), plain(raw, "dim")))
+    if workspace is not None and shown.startswith(os.sep):
+        lines.append(Content.styled("  outside the workspace", "$warning"))
+    return lines
