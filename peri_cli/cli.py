@@ -141,18 +141,19 @@ def _meta_command(argv: Sequence[str]) -> int:
     env, workspace = os.environ, Path.cwd().resolve()
     peri_home = peri_home_from_env(env)
     try:
-        loaded, _trust = load_workspace(
+        loaded, trust = load_workspace(
             workspace, peri_home, env, home=Path(env.get("HOME", str(Path.home())))
         )
     except SettingsError as e:
         raise UsageError(str(e)) from e
     board = resolve(loaded, workspace=workspace, peri_home=peri_home)
-    plan, _ = plan_run(workspace, env, loaded.mcp_servers, trusted=_trust.trusted)
+    plan, _ = plan_run(workspace, env, loaded.mcp_servers, trusted=trust.trusted)
     extra = {"mcp": [f"{tool_prefix(c.name)}*" for c in plan.start]}
     if args.json:
         print(json.dumps(board.to_json(extra), ensure_ascii=False))
         return EXIT_OK
-    for line in board.warnings:
+    untrusted = trust.warning() if any(i.kind == "meta_harness" for i in trust.ignored) else None
+    for line in [*board.warnings, *([untrusted] if untrusted else [])]:
         print(f"peri: warning: {line}", file=sys.stderr)
     summaries = {c.name: c.summary for c in CAPABILITIES}
     brings = {c.name: c.tools for c in CAPABILITIES}
