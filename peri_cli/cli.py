@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="peri",
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
-        "workspace's sessions.",
+        "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard.",
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
     p.add_argument("-p", "--print", action="store_true", help="headless: run, print, exit")
@@ -123,6 +123,60 @@ def _sessions_command(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+def _meta_command(argv: Sequence[str]) -> int:
+    parser = _Parser(
+        prog="peri meta",
+        description="The Meta Harness switchboard for this workspace's current settings: base "
+        "prompt sections, capabilities and where each value came from.",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    args = parser.parse_args(argv)
+    from peri_cli.core.meta import CAPABILITIES, resolve
+    from peri_cli.core.settings import SettingsError, peri_home_from_env
+    from peri_cli.core.textsafe import visible
+    from peri_cli.core.workspace import load_workspace
+    from peri_cli.mcp.boot import plan_run
+    from peri_cli.mcp.names import tool_prefix
+
+    env, workspace = os.environ, Path.cwd().resolve()
+    peri_home = peri_home_from_env(env)
+    try:
+        loaded, trust = load_workspace(
+            workspace, peri_home, env, home=Path(env.get("HOME", str(Path.home())))
+        )
+    except SettingsError as e:
+        raise UsageError(str(e)) from e
+    board = resolve(loaded, workspace=workspace, peri_home=peri_home)
+    plan, _ = plan_run(workspace, env, loaded.mcp_servers, trusted=trust.trusted)
+    extra = {"mcp": [f"{tool_prefix(c.name)}*" for c in plan.start]}
+    if args.json:
+        print(json.dumps(board.to_json(extra), ensure_ascii=False))
+        return EXIT_OK
+    untrusted = trust.warning() if any(i.kind == "meta_harness" for i in trust.ignored) else None
+    for line in [*board.warnings, *([untrusted] if untrusted else [])]:
+        print(f"peri: warning: {line}", file=sys.stderr)
+    summaries = {c.name: c.summary for c in CAPABILITIES}
+    brings = {c.name: c.tools for c in CAPABILITIES}
+    out = ["Base prompt sections (true: replaced by its override file)"]
+    for row in board.sections:
+        state = f"overridden by {row.source}" if row.overridden else "built-in"
+        out.append(f"  {row.id:<10} {state}{_set_in(row.setting)}")
+    out.append("Capabilities (false: removed whole)")
+    for cap in board.capabilities:
+        tools = ", ".join([*brings[cap.name], *extra.get(cap.name, [])]) or "-"
+        on = "on " if cap.enabled else "off"
+        out.append(f"  {cap.name:<10} {on}  {summaries[cap.name]}; tools: {tools}")
+        out[-1] += _set_in(cap.source)
+    sub = board.builtin_subagents
+    out.append(f"BuiltInSubagents  {'on' if sub.enabled else 'off'}{_set_in(sub.source)}")
+    print(visible("\n".join(out)))
+    return EXIT_OK
+
+
+def _set_in(source: str) -> str:
+    return "" if source == "built-in" else f"  (set in {source})"
+
+
 def _build(args: argparse.Namespace) -> Runtime:
     from peri_cli.runtime import build_runtime
 
@@ -134,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args_list[:1] == ["sessions"]:
             return _sessions_command(args_list[1:])
+        if args_list[:1] == ["meta"]:
+            return _meta_command(args_list[1:])
         args = build_parser().parse_args(args_list)
         if args.fork_session and not (args.cont or args.resume is not None):
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")

@@ -19,6 +19,8 @@ from peri_cli.core.hookpoints import Hooks
 from peri_cli.core.hooks import hook_config_from_layers
 from peri_cli.core.host import StartupError
 from peri_cli.core.loop import Agent
+from peri_cli.core.meta import ALL_ON, MetaRegistry, MetaState
+from peri_cli.core.meta import resolve as resolve_meta
 from peri_cli.core.models import context_window, default_model
 from peri_cli.core.permissions import Mode
 from peri_cli.core.policy import PermissionPolicy
@@ -89,7 +91,10 @@ class Runtime:
     loaded: LoadedSettings | None = None
     mode_from_flag: bool = False
     start_after_trust: bool = False  # a new session waits for the trust question's answer
+    # The skills of the attached session: none when its Meta Harness turned `skills` off.
     skills: SkillCatalog = field(default_factory=SkillCatalog)
+    loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
+    meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
     rules: RuleSet = field(default_factory=RuleSet)  # settings files and the command line
 
     @property
@@ -162,7 +167,16 @@ class Runtime:
             self.workspace, home, self.loaded or self.settings, trusted=self.trusted
         )
         platform, is_git = detect_environment(self.workspace)
-        listing = skill_listing(self.skills, self.context_window)
+        meta = resolve_meta(
+            self.loaded or self.settings, workspace=self.workspace, peri_home=self.peri_home
+        )
+        self.warnings.extend(meta.warnings)
+        state = meta.state
+        skills = self._all_skills() if state.enabled("skills") else SkillCatalog()
+        listing = skill_listing(skills, self.context_window)
+        has_subagents = state.enabled("subagents") and bool(
+            discover_agent_types(self.workspace, home, builtins=state.builtin_subagents).types
+        )
         inputs = SnapshotInputs(
             workspace=self.workspace,
             today=date.today(),
@@ -173,8 +187,16 @@ class Runtime:
             guide_warnings=list(guides.warnings),
             skill_listing=listing.text,
             skills=list(listing.shown),
+            meta=state,
+            overrides=meta.texts,
+            has_subagents=has_subagents,
         )
         return build_snapshot(inputs)
+
+    def _all_skills(self) -> SkillCatalog:
+        if self.loaded_skills is None:
+            self.loaded_skills = self.skills
+        return self.loaded_skills
 
     def start_new(self) -> Session:
         snapshot = self.new_snapshot()
@@ -209,6 +231,11 @@ class Runtime:
         if self.session is not None:
             self.session.close()
         self.session = session
+        # The session's frozen Meta Harness state decides what its agents get, whatever the
+        # settings say now (a session from before the Meta Harness has none: all on).
+        self.meta = MetaState.from_header(session.snapshot.meta_harness)
+        all_skills = self._all_skills()
+        self.skills = all_skills if self.meta.enabled("skills") else SkillCatalog()
         self.agent = self.make_agent(session)
         return session
 
@@ -219,19 +246,22 @@ class Runtime:
         from peri_cli.tools.skill import SkillTool
 
         home = Path(self.env.get("HOME", str(Path.home())))
-        catalog = discover_agent_types(self.workspace, home)
+        meta = self.meta
+        catalog = discover_agent_types(self.workspace, home, builtins=meta.builtin_subagents)
         agent_tool = AgentTool(catalog)
 
         def make_tools() -> ToolRegistry:
-            registry = ToolRegistry()
+            registry = MetaRegistry(meta=meta)  # drops what the Meta Harness removed
             for tool in builtin_tools():
                 registry.add(tool)
-            registry.add(agent_tool)
+            if catalog.types:
+                registry.add(agent_tool)
             if self.skills.for_model():
                 registry.add(SkillTool(self.skills))
-            if self.mcp is not None:  # the servers' sources first, so the wrappers are offered
-                self.mcp.attach(registry)
-            offer_extra_tools(registry)
+            if self.mcp is not None and meta.enabled("mcp"):
+                self.mcp.attach(registry)  # the servers' sources first, so the wrappers are offered
+            if meta.enabled("deferred"):
+                offer_extra_tools(registry)
             return registry
 
         factory = AgentFactory(
@@ -277,6 +307,9 @@ class Runtime:
         chain = default_chain()
         if self.mcp is not None:
             chain.add("mcp", self.mcp.contribution)  # adds no text; applies late MCP tools
+        for name, _ in list(chain.contributors):
+            if not self.meta.keeps_contribution(name):
+                chain.remove(name)
         return chain
 
     def start_mcp(self) -> None:
@@ -413,7 +446,8 @@ def build_runtime(
         rules=rules,
     )
     try:
-        runtime.start_mcp()
+        if settings.meta_harness.get("mcp") is not False:  # turned off: no server starts
+            runtime.start_mcp()
         _open_session(runtime, args, trust)
     except BaseException:
         runtime.close()  # the MCP servers have started

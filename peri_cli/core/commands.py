@@ -23,6 +23,7 @@ COMMANDS: dict[str, Command] = {
         Command("model", "Show or switch the model", "[name]"),
         Command("mode", "Show or switch the permission mode", "[mode]"),
         Command("context", "Show what fills the context window"),
+        Command("meta", "Show the Meta Harness: replaced prompt sections, removed capabilities"),
         Command("help", "List commands and keys"),
         Command("exit", "Quit Peri"),
     )

@@ -9,15 +9,23 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
+from peri_cli.core.meta import ALL_ON, SECTION_IDS, MetaState
 from peri_cli.core.transcript import Snapshot
 
-# Base sections in prompt order; each id can later be replaced through the Meta Harness.
-BASE_SECTIONS = ("identity", "working", "safety")
+# Base sections in prompt order; each id can be replaced through the Meta Harness.
+BASE_SECTIONS = SECTION_IDS
+# Capabilities with a line in the `# Tools` section (core/prompts/tools-<name>.md), in order.
+TOOL_NOTES = ("files", "search", "shell", "subagents")
 
 
 @cache
 def base_section(section_id: str) -> str:
     return (files("peri_cli.core") / "prompts" / f"{section_id}.md").read_text("utf-8").strip()
+
+
+@cache
+def tool_note(capability: str) -> str:
+    return base_section(f"tools-{capability}")
 
 
 @dataclass(frozen=True)
@@ -33,10 +41,25 @@ class SnapshotInputs:
     guide_warnings: list[str] = field(default_factory=list)
     skill_listing: str = ""  # the `# Skills` section (core/skills.skill_listing), or ""
     skills: list[str] = field(default_factory=list)  # the names it lists
+    meta: MetaState = ALL_ON  # the Meta Harness state this session freezes
+    overrides: dict[str, str] = field(default_factory=dict)  # section id -> its override text
+    has_subagents: bool = True  # some SubAgent type exists (the Agent tool is offered)
 
 
 def render_system(inputs: SnapshotInputs) -> str:
-    sections = [base_section(s) for s in BASE_SECTIONS]
+    """Base sections (or their overrides), the notes of the capabilities that are on, then the
+    environment, the project guide and the skill listing (only while `skills` is on)."""
+    meta = inputs.meta
+    sections = [
+        inputs.overrides[s] if s in meta.overridden else base_section(s) for s in BASE_SECTIONS
+    ]
+    notes = [
+        tool_note(c)
+        for c in TOOL_NOTES
+        if meta.enabled(c) and (c != "subagents" or inputs.has_subagents)
+    ]
+    if notes:
+        sections.insert(2, "# Tools\n" + "\n".join(f"- {n}" for n in notes))
     sections.append(
         "# Environment\n"
         f"- Workspace: {inputs.workspace}\n"
@@ -49,7 +72,7 @@ def render_system(inputs: SnapshotInputs) -> str:
             "# Project guide\nThe project's own instructions; follow them.\n\n"
             + inputs.guide_text.strip()
         )
-    if inputs.skill_listing.strip():
+    if inputs.skill_listing.strip() and meta.enabled("skills"):
         sections.append(inputs.skill_listing.strip())
     return "\n\n".join(sections) + "\n"
 
@@ -59,7 +82,8 @@ def build_snapshot(inputs: SnapshotInputs) -> Snapshot:
         system=render_system(inputs),
         guide_files=inputs.guide_files,
         guide_warnings=inputs.guide_warnings,
-        skills=list(inputs.skills),
+        skills=list(inputs.skills) if inputs.meta.enabled("skills") else [],
+        meta_harness=inputs.meta.to_header(),
     )
 
 

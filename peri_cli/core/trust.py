@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from peri_cli.core.guides import OutsidePath
+from peri_cli.core.meta import CAPABILITY_NAMES
 from peri_cli.core.safe_read import SafeReadError, read_text
 from peri_cli.core.settings import SettingKey, SettingsLayer
 from peri_cli.core.textsafe import visible
@@ -45,6 +46,7 @@ Kind = Literal[
     "allow_rule",
     "hook",
     "skill_tools",
+    "meta_harness",
 ]
 
 
@@ -166,6 +168,29 @@ def mcp_json_servers(files: WorkspaceFiles) -> list[Loosening]:
     return out
 
 
+def meta_harness_loosening(files: WorkspaceFiles) -> list[Loosening]:
+    """A project's `meta_harness` turning back on a capability the user's settings turn off."""
+    user_off: set[str] = set()
+    for layer in files.layers:
+        if not layer.from_workspace:
+            values = layer.data.get("meta_harness") or {}
+            user_off |= {c for c in CAPABILITY_NAMES if values.get(c) is False}
+    out: list[Loosening] = []
+    for layer in files.layers:
+        values = (layer.data.get("meta_harness") or {}) if layer.from_workspace else {}
+        for name in sorted(user_off):
+            if values.get(name) is True:
+                out.append(
+                    Loosening(
+                        "meta_harness",
+                        f"meta_harness {name!r} back on (your settings turn it off)",
+                        files.label(layer.path),
+                        ((layer.path, f"meta_harness.{name}"),),
+                    )
+                )
+    return out
+
+
 # One function per feature that reads something loosening from the workspace's settings; the
 # ones that read other files (`.mcp.json`, skills) add theirs here too, or pass extra loosenings
 # to `assess` the way the guide probe does.
@@ -173,6 +198,7 @@ DETECTORS: tuple[Detector, ...] = (
     permission_mode_loosening,
     settings_mcp_servers,
     mcp_json_servers,
+    meta_harness_loosening,
 )
 
 

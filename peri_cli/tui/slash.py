@@ -11,6 +11,8 @@ from rich.text import Text
 from textual.widgets import Static
 
 from peri_cli.core.commands import COMMANDS, Invocation
+from peri_cli.core.meta import BUILTIN_SUBAGENTS, MetaState, Resolution, capability
+from peri_cli.core.meta import resolve as resolve_meta
 from peri_cli.core.models import known_models, model_info
 from peri_cli.core.permissions import MODES
 from peri_cli.core.provider import model_listed
@@ -63,6 +65,36 @@ def help_table() -> Table:
     table.add_row(Text("Keys", style="bold"), "")
     for key, what in KEYS:
         table.add_row(Text(key), Text(what))
+    return table
+
+
+def meta_table(session: MetaState, board: Resolution) -> Table:
+    """The Meta Harness: what this session froze, and what the settings say now (with where
+    each value came from); file paths made visible, never markup."""
+    table = Table(box=None, padding=(0, 2, 0, 0))
+    table.add_column("Meta Harness", style="bold cyan")
+    table.add_column("this session")
+    table.add_column("settings now")
+
+    def now(word: str, source: str) -> Text:
+        return Text(visible(word if source == "built-in" else f"{word} ({source})"))
+
+    for row in board.sections:
+        frozen = "replaced" if row.id in session.overridden else "built-in"
+        current = now("replaced", row.source) if row.overridden else now("built-in", row.setting)
+        table.add_row(Text(row.id), Text(frozen), current)
+    for cap in board.capabilities:
+        label = Text(cap.name)
+        found = capability(cap.name)
+        if found is not None and found.tools:
+            label.append(f" ({', '.join(found.tools)})", style="dim")
+        frozen = "on" if session.enabled(cap.name) else "off"
+        table.add_row(label, Text(frozen), now("on" if cap.enabled else "off", cap.source))
+    sub = board.builtin_subagents
+    frozen = "on" if session.builtin_subagents else "off"
+    table.add_row(
+        Text(BUILTIN_SUBAGENTS), Text(frozen), now("on" if sub.enabled else "off", sub.source)
+    )
     return table
 
 
@@ -123,6 +155,21 @@ class SlashCommands:
         app.runtime.mode = agent.policy.mode = arg
         await app.notice(f"Permission mode is now {arg}.")
         app.refresh_status()
+
+    async def cmd_meta(self, _arg: str) -> None:
+        app = self.app
+        runtime = app.runtime
+        board = await asyncio.to_thread(
+            resolve_meta,
+            runtime.loaded or runtime.settings,
+            workspace=runtime.workspace,
+            peri_home=runtime.peri_home,
+        )
+        await app.conversation.add(Static(meta_table(runtime.meta, board), classes="help"))
+        note = "Changes to meta_harness apply to new sessions; `peri meta --json` for scripts."
+        for line in board.warnings:
+            await app.notice(line, "warning")
+        await app.notice(note)
 
     async def cmd_context(self, _arg: str) -> None:
         app = self.app
