@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from peri_cli.core.loop import Agent
+    from peri_cli.core.meta import MetaState
     from peri_cli.core.modes import Mode
     from peri_cli.core.session import Session, SessionStore
+    from peri_cli.core.settings import LoadedSettings, Settings
     from peri_cli.core.skills import SkillCatalog
     from peri_cli.core.subagents import SubagentManager
     from peri_cli.core.trust import TrustState
@@ -38,6 +40,9 @@ class SessionHost(Protocol):
     subagents: SubagentManager | None
     skills: SkillCatalog
     trust: TrustState | None
+    settings: Settings
+    loaded: LoadedSettings | None  # the settings files as read, with where each value came from
+    meta: MetaState  # the attached session's frozen Meta Harness state
 
     @property
     def context_window(self) -> int: ...
