@@ -81,7 +81,9 @@ class Tmux:
             if check(text):
                 return text
             time.sleep(0.2)
-        raise AssertionError(f"timed out; the screen was:\n{text}")
+        pane = Path(self.socket).parent / "pane.bytes"
+        raw = pane.read_bytes()[-3000:] if pane.exists() else b"(none)"
+        raise AssertionError(f"timed out; the screen was:\n{text}\nbytes: {raw!r}")
 
 
 def start_peri(tmp_path: Path, server: str, *args: str, size: tuple[int, int] = (110, 32)) -> Tmux:
