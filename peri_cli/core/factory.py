@@ -54,6 +54,7 @@ class AgentFactory:
             env=self.env,
             agent_id=config.agent_id,
             owners=config.owners or WriteOwners(),
+            read_denied=config.policy.read_denied,
         )
         agent = Agent(
             session=session,

@@ -23,6 +23,7 @@ from peri_cli.core.rules import (
     RuleSource,
     describe_call,
     parse_rule,
+    read_denied,
     suggest_rules,
 )
 from peri_cli.core.rules import decide as decide_call
@@ -57,6 +58,12 @@ class PermissionPolicy:
         return decide_call(
             call, self.rules.rules, self.context(), self.mode, hook=hook, hook_reason=hook_reason
         )
+
+    def read_denied(self, path: Path) -> bool:
+        """Whether a Read deny rule keeps `path` from the model (Grep and Glob drop it)."""
+        if not any(r.behavior == "deny" and r.tool == "Read" for r in self.rules.rules):
+            return False
+        return read_denied(path, self.rules.rules, self.context()) is not None
 
     def suggestions(
         self, tool: str, kind: ToolKind, tool_input: Mapping[str, Any], writes: Sequence[Path]
