@@ -48,6 +48,10 @@ class Router:
         return [r for r in self.requests if r.messages and key in r.messages[0].text]
 
 
+def background(call_id: str, prompt: str, description: str) -> ScriptedCall:
+    return spawn(call_id, prompt, description, run_in_background=True)
+
+
 def spawn(call_id: str, prompt: str, description: str, **extra: object) -> ScriptedCall:
     return ScriptedCall(
         "Agent", {"prompt": prompt, "description": description, **extra}, id=call_id
@@ -91,8 +95,8 @@ async def test_cards_pair_with_their_calls_by_id_when_spawns_interleave(tmp_path
             "orchestrate": [
                 ScriptedReply(
                     tool_calls=[
-                        spawn("toolu_a", "job A: wait", "slow job", run_in_background=True),
-                        spawn("toolu_b", "job B: read", "quick job", run_in_background=True),
+                        background("toolu_a", "job A: wait", "slow job"),
+                        background("toolu_b", "job B: read", "quick job"),
                     ]
                 ),
                 ScriptedReply(text="Both started."),
@@ -126,8 +130,8 @@ async def test_strip_focus_select_open_a_pane_and_stop_a_child(tmp_path: Path) -
             "orchestrate": [
                 ScriptedReply(
                     tool_calls=[
-                        spawn("toolu_a", "job A: wait", "first job", run_in_background=True),
-                        spawn("toolu_b", "job B: wait", "second job", run_in_background=True),
+                        background("toolu_a", "job A: wait", "first job"),
+                        background("toolu_b", "job B: wait", "second job"),
                     ]
                 ),
                 ScriptedReply(text="Both started."),
@@ -208,9 +212,7 @@ async def test_a_background_report_wakes_the_idle_parent(tmp_path: Path) -> None
     router = Router(
         {
             "orchestrate": [
-                ScriptedReply(
-                    tool_calls=[spawn("toolu_a", "job A: count", "counter", run_in_background=True)]
-                ),
+                ScriptedReply(tool_calls=[background("toolu_a", "job A: count", "counter")]),
                 ScriptedReply(text="Started; I will wait."),
                 ScriptedReply(text="The counter reported 42."),
             ],
@@ -240,9 +242,7 @@ async def test_while_the_user_types_the_report_waits_for_their_message(tmp_path:
     router = Router(
         {
             "orchestrate": [
-                ScriptedReply(
-                    tool_calls=[spawn("toolu_a", "job A: count", "counter", run_in_background=True)]
-                ),
+                ScriptedReply(tool_calls=[background("toolu_a", "job A: count", "counter")]),
                 ScriptedReply(text="Started."),
                 ScriptedReply(text="Got both."),
             ],
@@ -301,9 +301,7 @@ async def test_ctrl_c_stops_the_turn_and_its_foreground_child_not_background_one
     router = Router(
         {
             "orchestrate": [
-                ScriptedReply(
-                    tool_calls=[spawn("toolu_b", "job B: wait", "background", run_in_background=True)]
-                ),
+                ScriptedReply(tool_calls=[background("toolu_b", "job B: wait", "background")]),
                 ScriptedReply(tool_calls=[spawn("toolu_f", "job F: wait", "foreground")]),
             ],
             "job B": [ScriptedReply(tool_calls=[SLEEP])],
@@ -334,7 +332,7 @@ async def test_exit_stops_children_and_a_resumed_session_shows_their_cards(
                 ScriptedReply(
                     tool_calls=[
                         spawn("toolu_done", "job D: read a.txt", "reader"),
-                        spawn("toolu_bg", "job B: wait", "sleeper", run_in_background=True),
+                        background("toolu_bg", "job B: wait", "sleeper"),
                     ]
                 ),
                 ScriptedReply(text="One read, one waiting."),
@@ -390,9 +388,7 @@ async def test_agents_lists_types_problems_and_children_and_stops_one(tmp_path: 
     router = Router(
         {
             "orchestrate": [
-                ScriptedReply(
-                    tool_calls=[spawn("toolu_a", "job A: wait", "long wait", run_in_background=True)]
-                ),
+                ScriptedReply(tool_calls=[background("toolu_a", "job A: wait", "long wait")]),
                 ScriptedReply(text="Started."),
             ],
             "job A": [ScriptedReply(tool_calls=[SLEEP])],
