@@ -451,7 +451,9 @@ class PeriApp(App[int]):
         if prompt is None or not self.is_running:
             return
         others = sum(
-            w.outer_size.height for w in (self.prompt_area, self.status) if w.display
+            w.outer_size.height
+            for w in (self.prompt_area, self.agent_strip, self.status)
+            if w.display
         ) + sum(1 for _ in self.query(Footer))
         prompt.fit(self.size.height - others - MIN_CONVERSATION - prompt.styles.margin.height)
 
@@ -661,7 +663,10 @@ class PeriApp(App[int]):
             return
         board.flush()
         running = board.running()
+        rows = len(self.agent_strip.rows)
         self.agent_strip.show(running)
+        if len(running) != rows and self.approvals.pending is not None:
+            self.call_after_refresh(self.fit_approval)  # the strip took or gave back rows
         if not running and self.focused is self.agent_strip:
             self.prompt_area.input.focus()
 

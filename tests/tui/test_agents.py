@@ -416,3 +416,40 @@ async def test_agents_lists_types_problems_and_children_and_stops_one(tmp_path: 
     app.runtime.close()
     entries = [e for e in app.agent.session.entries if isinstance(e, MessageEntry)]
     assert entries  # the parent's record is intact
+
+
+async def test_a_childs_long_question_stays_on_screen_above_the_strip_at_60x20(
+    tmp_path: Path,
+) -> None:
+    slow = " ".join(f"w{i}" for i in range(100))
+    command = "\n".join(f"echo step {i}" for i in range(1, 13))
+    router = Router(
+        {
+            "orchestrate": [
+                ScriptedReply(
+                    tool_calls=[
+                        background("toolu_a", "job A: think", "thinker one"),
+                        background("toolu_b", "job B: think", "thinker two"),
+                        background("toolu_c", "job C: build", "builder"),
+                    ]
+                ),
+                ScriptedReply(text="Started."),
+            ],
+            "job A": [ScriptedReply(text=slow, delay=0.2)],
+            "job B": [ScriptedReply(text=slow, delay=0.2)],
+            "job C": [ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": command})])],
+        }
+    )
+    app = make_app(tmp_path, router, mode="default")
+    async with app.run_test(size=(60, 20)) as pilot:
+        await send(pilot, "orchestrate", wait=False)
+        await until(pilot, lambda: app.approvals.pending is not None, what="the question")
+        await until(pilot, lambda: len(app.agent_strip.rows) == 3, what="the strip")
+        await pilot.pause(0.2)
+        screen = screen_text(app)
+        assert "Allow Bash? 1 / 2 / 3" in screen and "SubAgents: 3 running" in screen
+        assert "asked by" in screen and "Esc denies" in screen, screen
+        assert screen.count("· ◐ running") == 3, screen  # every row of the strip too
+        await pilot.press("n")
+        await until(pilot, lambda: child_states(app)["builder"] != "running", what="denied")
+    app.runtime.close()

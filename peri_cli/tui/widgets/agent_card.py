@@ -99,8 +99,12 @@ class AgentCard(ToolCallView):
     def show_child(self, info: ChildInfo | None) -> None:
         """What is known about the child now (None: no child was started for this call)."""
         self.info = info
-        if info is not None and info.report and self.output is None and not info.running:
-            self._result_text = plain(info.report)  # its last message, when no result was kept
+        ended = info is not None and info.report and not info.running
+        # its report, where the call's result is not it (a background call's says "started")
+        if info is not None and ended and (info.background or self.output is None):
+            shown, more = trim_output(info.report, 200)
+            rest = plain(f"\n… {more} more lines", "italic") if more else Content("")
+            self._result_text = Content.assemble(("Report: ", "bold"), plain(shown), rest)
         self._sync_tree()
         self._sync_body()
         self._refresh_title()
