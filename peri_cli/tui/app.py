@@ -608,6 +608,8 @@ class PeriApp(App[int]):
 
         event = item.event
         info = board.apply(item, manager.children.get(item.child_id), self.agent.model)
+        if self._closing or not self.screen_stack:
+            info = None  # quitting: a question left now is denied
         if info is None:
             if isinstance(event, PermissionRequested) and not event.future.done():
                 event.future.set_result("deny")  # (a child the manager never had: cannot be)
@@ -659,8 +661,8 @@ class PeriApp(App[int]):
     def _agents_flush(self) -> None:
         self._agents_flush_due = False
         board = self.agent_board
-        if board is None:
-            return
+        if board is None or self._closing or not self.screen_stack:
+            return  # (quitting: nothing left to draw on)
         board.flush()
         running = board.running()
         rows = len(self.agent_strip.rows)
@@ -671,6 +673,8 @@ class PeriApp(App[int]):
             self.prompt_area.input.focus()
 
     def _agents_tick(self) -> None:
+        if self._closing or not self.screen_stack:
+            return
         board = self.agent_board
         if board is not None and board.running():
             board.refresh_running()
