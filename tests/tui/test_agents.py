@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from peri_cli.core.messages import ToolResultPart
+from peri_cli.core.messages import ToolResultPart, Usage
 from peri_cli.core.provider import ModelRequest
 from peri_cli.core.session import list_children
+from peri_cli.core.tokens import TokenCounter
 from peri_cli.core.transcript import MessageEntry
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
 from peri_cli.tui.app import PeriApp
@@ -453,3 +455,82 @@ async def test_a_childs_long_question_stays_on_screen_above_the_strip_at_60x20(
         await pilot.press("n")
         await until(pilot, lambda: child_states(app)["builder"] != "running", what="denied")
     app.runtime.close()
+
+
+def two_running(tmp_path: Path) -> PeriApp:
+    """Two background children at work (each in a long command), the parent idle."""
+    usage = Usage(input_tokens=900, output_tokens=60, cache_read_input_tokens=11_000)
+    child = Usage(input_tokens=2_400, output_tokens=180)
+    router = Router(
+        {
+            "orchestrate": [
+                ScriptedReply(
+                    text="I will hand both pieces to SubAgents.",
+                    tool_calls=[
+                        background("toolu_a", "job A: find the parser", "find the parser"),
+                        background("toolu_b", "job B: run the tests", "run the tests"),
+                    ],
+                    usage=usage,
+                ),
+                ScriptedReply(text="Both are running; I will read their reports.", usage=usage),
+            ],
+            "job A": [
+                ScriptedReply(
+                    text="Looking for the parser in **src/**.",
+                    tool_calls=[ScriptedCall("Bash", {"command": "sleep 30; grep -rn parse"})],
+                    usage=child,
+                )
+            ],
+            "job B": [
+                ScriptedReply(
+                    text="Running the suite first.",
+                    tool_calls=[ScriptedCall("Bash", {"command": "sleep 30; pytest -q"})],
+                    usage=child,
+                )
+            ],
+        }
+    )
+    runtime = make_runtime(tmp_path, router.replies(), mode="bypass")
+    return PeriApp(runtime, clock=lambda: FIXED_NOW, counter=TokenCounter())
+
+
+async def _both_running(pilot: Any) -> None:
+    app = pilot.app
+    await send(pilot, "orchestrate the fix", wait=False)
+    await until(pilot, lambda: not app.busy and len(app.agent_strip.rows) == 2, what="children")
+    board = app.agent_board
+    await until(
+        pilot,
+        lambda: all(c.last_tool.startswith("Bash") for c in board.children.values()),
+        what="their commands",
+    )
+    await until(pilot, lambda: all("Bash" in title(app, i) for i in ("toolu_a", "toolu_b")))
+    card(app, "toolu_a").collapsed = False
+    await pilot.pause(0.2)
+
+
+def test_snapshot_cards_and_strip_with_two_children_running(
+    snap_compare: Any, tmp_path: Path
+) -> None:
+    app = two_running(tmp_path)
+    try:
+        assert snap_compare(app, terminal_size=(110, 36), run_before=_both_running)
+    finally:
+        app.runtime.close()
+
+
+def test_snapshot_a_pane_while_two_children_run(snap_compare: Any, tmp_path: Path) -> None:
+    app = two_running(tmp_path)
+
+    async def pane(pilot: Any) -> None:
+        await _both_running(pilot)
+        await pilot.press("ctrl+down", "down", "enter")
+        await until(pilot, lambda: isinstance(app.screen, AgentPane), what="the pane")
+        await until(pilot, lambda: "Running the suite first." in screen_text(app))
+        await until(pilot, lambda: "Bash(sleep 30; pytest -q)" in screen_text(app))
+        await pilot.pause(0.2)
+
+    try:
+        assert snap_compare(app, terminal_size=(110, 36), run_before=pane)
+    finally:
+        app.runtime.close()

@@ -206,7 +206,6 @@ class AgentPane(ModalScreen[None]):
             [
                 Content.styled(where, "dim"),
                 plain(info.label, "bold"),
-                plain(info.id[:8], "dim"),
                 *pieces,
             ]
         )

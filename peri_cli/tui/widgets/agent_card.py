@@ -99,12 +99,7 @@ class AgentCard(ToolCallView):
     def show_child(self, info: ChildInfo | None) -> None:
         """What is known about the child now (None: no child was started for this call)."""
         self.info = info
-        ended = info is not None and info.report and not info.running
-        # its report, where the call's result is not it (a background call's says "started")
-        if info is not None and ended and (info.background or self.output is None):
-            shown, more = trim_output(info.report, 200)
-            rest = plain(f"\n… {more} more lines", "italic") if more else Content("")
-            self._result_text = Content.assemble(("Report: ", "bold"), plain(shown), rest)
+        self._result_text = self._report()
         self._sync_tree()
         self._sync_body()
         self._refresh_title()
@@ -131,7 +126,7 @@ class AgentCard(ToolCallView):
         parts: list[Content | str | tuple[str, str]] = [(glyph, style), " "]
         parts.append(plain(kind, "bold"))
         if info is not None and info.background:
-            parts.append(("  background", "dim italic"))
+            parts.append((" (background)", "dim"))
         if what:
             parts += [" · ", plain(one_line(what, 60))]
         if info is not None:
@@ -190,9 +185,21 @@ class AgentCard(ToolCallView):
         the child ended, so the card stays folded."""
         self.output = output
         self.state = "error" if is_error else "done"
-        shown, more = trim_output(output, 200)
-        rest = plain(f"\n… {more} more lines", "italic") if more else Content("")
-        self._result_text = Content.assemble(plain(shown), rest)
+        self._result_text = self._report()
         self._sync_body()
         self.set_class(is_error, "-error")
         self._refresh_title()
+
+    def _report(self) -> Content | None:
+        """The report: the call's result (what the parent read); for a background child, its
+        last message once it ended (the call's result only said it started); for a child
+        whose call left no result (a resumed session), its last message."""
+        info, text, label = self.info, self.output, ""
+        ended = info is not None and not info.running
+        if info is not None and (info.background or text is None):
+            text, label = (info.report or None) if ended else None, "Report: "
+        if text is None:
+            return None
+        shown, more = trim_output(text, 200)
+        rest = plain(f"\n… {more} more lines", "italic") if more else Content("")
+        return Content.assemble((label, "bold"), plain(shown), rest)
