@@ -34,6 +34,18 @@ LogItem = Event | ChildStateChanged
 
 
 @dataclass
+class _Run:
+    """Consecutive streamed fragments of one kind, kept as a list (joined when replayed)."""
+
+    thinking: bool
+    parts: list[str]
+
+    def event(self) -> LogItem:
+        text = "".join(self.parts)
+        return ThinkingDelta(text) if self.thinking else TextDelta(text)
+
+
+@dataclass
 class ToolLine:
     """One tool call of a child, as its card's tree shows it."""
 
@@ -59,7 +71,7 @@ class ChildInfo:
     tokens: int = 0  # the last request's window use: prompt + output
     last_tool: str = ""  # "Grep: X =", "Read a.py"
     tools: dict[str, ToolLine] = field(default_factory=dict)
-    log: list[LogItem] = field(default_factory=list)
+    log: list[LogItem | _Run] = field(default_factory=list)
     report: str = ""
     cost: float | None = 0.0  # of every reply it received (a resumed child's, from its transcript)
     live: bool = True  # False: read back from a transcript (nothing runs behind it)
@@ -147,7 +159,7 @@ class AgentBoard:
         """What the child did so far, and from now on each new event to `listener`."""
         self._listeners.setdefault(child_id, []).append(listener)
         info = self.children.get(child_id)
-        return list(info.log) if info else []
+        return [x.event() if isinstance(x, _Run) else x for x in info.log] if info else []
 
     def unsubscribe(self, child_id: str, listener: Listener) -> None:
         listeners = self._listeners.get(child_id, [])
@@ -171,10 +183,13 @@ class AgentBoard:
                 model=child.type.model or model,
             )
         event = item.event
-        if not isinstance(event, TextDelta | ThinkingDelta):
+        if isinstance(event, TextDelta | ThinkingDelta):  # most events: into the log only
+            _append_text(info.log, event)
+        else:
             self._dirty.add(info.id)  # what a card or the strip shows may have changed
-        self._record(info, event)
-        _append(info.log, event)
+            self._record(info, event)
+            if not isinstance(event, PermissionRequested):  # (answered in the dock, not replayed)
+                info.log.append(event)
         for listener in list(self._listeners.get(info.id, ())):
             listener(item)
         return info
@@ -217,18 +232,15 @@ class AgentBoard:
                 self._dirty.add(info.id)
 
 
-def _append(log: list[LogItem], event: LogItem) -> None:
-    """Keep the log short: consecutive text (or thinking) fragments become one; a question is
-    not kept (it is answered in the approval dock, not replayed)."""
-    if isinstance(event, PermissionRequested):
-        return
+def _append_text(log: list[LogItem | _Run], event: TextDelta | ThinkingDelta) -> None:
+    """Consecutive text (or thinking) fragments become one run: the log grows with the
+    child's blocks, not its tokens."""
+    thinking = isinstance(event, ThinkingDelta)
     last = log[-1] if log else None
-    if isinstance(event, TextDelta) and isinstance(last, TextDelta):
-        log[-1] = TextDelta(last.text + event.text)
-    elif isinstance(event, ThinkingDelta) and isinstance(last, ThinkingDelta):
-        log[-1] = ThinkingDelta(last.text + event.text)
+    if isinstance(last, _Run) and last.thinking == thinking:
+        last.parts.append(event.text)
     else:
-        log.append(event)
+        log.append(_Run(thinking, [event.text]))
 
 
 # --- reading a resumed session's children --------------------------------------------------

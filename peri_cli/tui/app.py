@@ -592,7 +592,12 @@ class PeriApp(App[int]):
         self._agents_flush()
 
     async def _child_events(self, manager: SubagentManager, board: AgentBoard) -> None:
+        from peri_cli.core.provider import TextDelta, ThinkingDelta
+
         async for item in manager.events():
+            if isinstance(item.event, TextDelta | ThinkingDelta):  # most events: only logged
+                board.apply(item, None)
+                continue
             try:
                 await self._on_child_event(manager, board, item)
             except Exception as e:  # a drawing bug must not cut the children off from the user
