@@ -23,6 +23,8 @@ COMMANDS: dict[str, Command] = {
         Command("model", "Show or switch the model", "[name]"),
         Command("mode", "Show or switch the permission mode", "[mode]"),
         Command("context", "Show what fills the context window"),
+        # (no usage: Enter on `/agents` lists at once; `/agents stop ID`, `/agents open ID`)
+        Command("agents", "SubAgent types and this session's SubAgents; stop ID, open ID"),
         Command("meta", "Show the Meta Harness: replaced prompt sections, removed capabilities"),
         Command("help", "List commands and keys"),
         Command("exit", "Quit Peri"),

@@ -105,7 +105,17 @@ class SubagentManager:
         self, kind: AgentType, prompt: str, description: str, tool_use_id: str
     ) -> ToolOutput:
         child = self._new(kind, prompt, description, tool_use_id, background=False)
-        await self._drive(child)
+        # its own task, so that `stop` ends this child alone (the parent then reads its report)
+        task = child.task = asyncio.get_running_loop().create_task(self._drive(child))
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:  # the parent's turn was stopped: its child stops with it
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise
+        if not task.cancelled():
+            task.result()  # what went wrong in the child goes to the tool call, as before
         return ToolOutput(
             ToolOutput.text(self.report(child)).content, is_error=child.state != "done"
         )

@@ -21,6 +21,7 @@ from textual.widgets import Footer
 
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.startup import RuntimeSlot
+from peri_cli.tui.widgets.agent_strip import AgentStrip
 from peri_cli.tui.widgets.conversation import PAGE, Conversation
 from peri_cli.tui.widgets.notice import Level, NoticeLine
 from peri_cli.tui.widgets.permission_prompt import ApprovalDock, PermissionPrompt
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
     from peri_cli.core.host import SessionHost
     from peri_cli.core.loop import Agent
     from peri_cli.core.messages import Usage
+    from peri_cli.core.subagents import ChildEvent, SubagentManager
     from peri_cli.core.tokens import TokenCounter
+    from peri_cli.tui.agent_board import AgentBoard, ChildInfo
     from peri_cli.tui.bridge import Bridge
     from peri_cli.tui.screens.session_picker import PickResult
     from peri_cli.tui.slash import SlashCommands
@@ -57,6 +60,8 @@ class PeriApp(App[int]):
         Binding("ctrl+end", "bottom", "Bottom", show=False, priority=True),
         Binding("ctrl+o", "toggle_folds", "Folds", priority=True),
         Binding("ctrl+l", "redraw", "Redraw"),
+        Binding("ctrl+down", "agents_strip", "SubAgents", show=False, priority=True),
+        Binding("down", "agents_strip_from_prompt", show=False, priority=True),
     ]
 
     def __init__(
@@ -93,6 +98,11 @@ class PeriApp(App[int]):
             self.prompt_area = PromptArea(self.history, WorkspaceFiles(workspace), str(workspace))
         self.approvals = ApprovalDock(id="approvals")
         self.status = StatusBar(clock, id="status")
+        self.agent_strip = AgentStrip(clock, id="agent-strip")
+        self.agent_board: AgentBoard | None = None  # the attached session's SubAgents
+        self._followed: SubagentManager | None = None
+        self._children_task: asyncio.Task[None] | None = None  # lives as long as the session
+        self._agents_flush_due = False
         self._bridge: Bridge | None = None
         self._commands: SlashCommands | None = None
         self.queue: list[str] = []
@@ -106,6 +116,7 @@ class PeriApp(App[int]):
         yield self.conversation
         yield self.approvals
         yield self.prompt_area
+        yield self.agent_strip
         yield self.status
         yield Footer()
 
@@ -246,6 +257,7 @@ class PeriApp(App[int]):
         from peri_cli.tui.notices import session_usage
 
         session = self.agent.session
+        self._follow_children()
         if rerender:
             await self.conversation.show_items(display_items(session.entries))
             await self._startup_notices()
@@ -409,6 +421,7 @@ class PeriApp(App[int]):
                 if self.conversation.overgrown:  # a long live session: keep the newest page
                     await self.conversation.show_items(display_items(self.agent.session.entries))
                 self._next()
+                self._wake_parent()
 
     async def on_unmount(self) -> None:
         """Quitting mid-turn cancels it cleanly, so the transcript holds no half turn."""
@@ -417,6 +430,7 @@ class PeriApp(App[int]):
             self.turn.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.turn
+        await self._stop_children()
 
     # keys
 
@@ -437,7 +451,9 @@ class PeriApp(App[int]):
         if prompt is None or not self.is_running:
             return
         others = sum(
-            w.outer_size.height for w in (self.prompt_area, self.status) if w.display
+            w.outer_size.height
+            for w in (self.prompt_area, self.agent_strip, self.status)
+            if w.display
         ) + sum(1 for _ in self.query(Footer))
         prompt.fit(self.size.height - others - MIN_CONVERSATION - prompt.styles.margin.height)
 
@@ -459,6 +475,8 @@ class PeriApp(App[int]):
             prompt.insert(event.character)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action.startswith("agents_"):
+            return self._agents_key_allowed(action)
         # on a popup screen its own keys act (the picker pages its list)
         return not (action in ("page", "bottom", "toggle_folds") and self.screen.is_modal)
 
@@ -530,6 +548,230 @@ class PeriApp(App[int]):
     def action_redraw(self) -> None:
         self.screen.refresh(layout=True)
         self.refresh(repaint=True, layout=True)
+
+    # SubAgents: their events, the strip, the panes, their reports waking the parent
+
+    def _follow_children(self) -> None:
+        """Listen to the attached session's SubAgents (for as long as it stays attached): their
+        events feed the cards, the strip and the panes, their questions reach the approval
+        dock. While nothing listens, the core denies a child's questions."""
+        from peri_cli.tui.agent_board import AgentBoard
+
+        manager = self.runtime.subagents
+        if manager is self._followed and self.agent_board is not None:
+            return
+        old, self._followed = self._followed, manager
+        first = self.agent_board is None
+        board = self.agent_board = AgentBoard(self.clock, self.runtime.workspace)
+        self.agent_strip.show([])
+        if old is not None:  # a session switch: what ran in the other session is stopped
+            self.run_worker(self._stop_children(old), group="old-children")
+        if self._children_task is not None:
+            self._children_task.cancel()
+        if manager is not None:  # (a task, not a worker: "wait for the workers" must not wait)
+            self._children_task = asyncio.create_task(self._child_events(manager, board))
+        if self.runtime.session is not None:
+            self.run_worker(self._load_children(board), group="child-records", exclusive=True)
+        if first:
+            self.set_interval(1.0, self._agents_tick, name="agents")
+
+    async def _load_children(self, board: AgentBoard) -> None:
+        """A resumed session's children, as their transcripts recorded them."""
+        from peri_cli.tui.agent_board import read_children_async
+        from peri_cli.tui.bridge import add_cost
+
+        session = self.agent.session
+        infos = await read_children_async(session.dir, self.runtime.workspace, self.agent.model)
+        if board is not self.agent_board or not infos:
+            return
+        board.add_records(infos)
+        spent: float | None = 0.0
+        for info in infos:
+            spent = add_cost(spent, info.cost)
+        self.status.set(cost_usd=add_cost(self.status.status.cost_usd, spent))
+        self._agents_flush()
+
+    async def _child_events(self, manager: SubagentManager, board: AgentBoard) -> None:
+        from peri_cli.core.provider import TextDelta, ThinkingDelta
+
+        async for item in manager.events():
+            if isinstance(item.event, TextDelta | ThinkingDelta):  # most events: only logged
+                board.apply(item, None)
+                continue
+            try:
+                await self._on_child_event(manager, board, item)
+            except Exception as e:  # a drawing bug must not cut the children off from the user
+                self.log.error(f"SubAgent event {type(item.event).__name__}: {e!r}")
+
+    async def _on_child_event(
+        self, manager: SubagentManager, board: AgentBoard, item: ChildEvent
+    ) -> None:
+        from peri_cli.core.events import AssistantMessage, PermissionRequested
+        from peri_cli.core.models import cost_usd
+        from peri_cli.core.subagents import ChildStateChanged
+        from peri_cli.tui.bridge import add_cost
+
+        event = item.event
+        info = board.apply(item, manager.children.get(item.child_id), self.agent.model)
+        if self._closing or not self.screen_stack:
+            info = None  # quitting: a question left now is denied
+        if info is None:
+            if isinstance(event, PermissionRequested) and not event.future.done():
+                event.future.set_result("deny")  # (a child the manager never had: cannot be)
+            return
+        if isinstance(event, PermissionRequested):
+            await self._ask_for_child(info, event)
+        elif isinstance(event, AssistantMessage):  # its cost is the session's too
+            more = cost_usd(info.model or self.agent.model, event.usage)
+            self.status.set(cost_usd=add_cost(self.status.status.cost_usd, more))
+        elif isinstance(event, ChildStateChanged) and not info.running:
+            for prompt in info.prompts:
+                prompt.cancel()  # its question went with it
+            info.prompts.clear()
+        self._agents_changed()
+        if isinstance(event, ChildStateChanged) and not info.running and info.background:
+            self._wake_parent()
+
+    async def _ask_for_child(self, info: ChildInfo, event: object) -> None:
+        """A child's question, in the approval dock like the main agent's, with its name. It
+        takes focus unless the user is typing (a keystroke must not answer it)."""
+        from peri_cli.core.events import PermissionRequested
+        from peri_cli.tui.bridge import make_prompt
+        from peri_cli.tui.screens.agent_pane import AgentPane
+
+        assert isinstance(event, PermissionRequested)
+        if event.agent is None:
+            event.agent = info.label
+        prompt = make_prompt(event, self.runtime.workspace)
+        info.prompts.append(prompt)
+        if isinstance(self.screen, AgentPane):
+            self.screen.dismiss(None)
+        await self.approvals.ask(prompt)
+        typing = self.focused is self.prompt_area.input and bool(self.prompt_area.text.strip())
+        if typing:
+            self.notify(
+                f"{info.label} asks to use {event.tool}: Shift+Tab answers, Esc denies",
+                timeout=5,
+            )
+        elif self.approvals.pending is prompt:
+            prompt.focus()
+
+    def _agents_changed(self) -> None:
+        """Cards and the strip are redrawn at most 20 times a second, however fast children
+        stream."""
+        if not self._agents_flush_due:
+            self._agents_flush_due = True
+            self.set_timer(0.05, self._agents_flush)
+
+    def _agents_flush(self) -> None:
+        self._agents_flush_due = False
+        board = self.agent_board
+        if board is None or self._closing or not self.screen_stack:
+            return  # (quitting: nothing left to draw on)
+        board.flush()
+        running = board.running()
+        rows = len(self.agent_strip.rows)
+        self.agent_strip.show(running)
+        if len(running) != rows and self.approvals.pending is not None:
+            self.call_after_refresh(self.fit_approval)  # the strip took or gave back rows
+        if not running and self.focused is self.agent_strip:
+            self.prompt_area.input.focus()
+
+    def _agents_tick(self) -> None:
+        if self._closing or not self.screen_stack:
+            return
+        board = self.agent_board
+        if board is not None and board.running():
+            board.refresh_running()
+            self._agents_flush()
+        self._wake_parent()
+
+    def _wake_parent(self) -> None:
+        """Background SubAgents' reports wake the idle parent: a turn with no prompt reads
+        them. While the user is typing they wait and go with the next message."""
+        if not self.ready or self.busy or self.queue or self._closing or not self.is_running:
+            return
+        agent = self.runtime.agent
+        if agent is None or not agent.inbox or self.prompt_area.text.strip():
+            return
+        self._dispatching = True
+        self.run_worker(self._wake(agent), group="dispatch")
+
+    async def _wake(self, agent: Agent) -> None:
+        try:
+            for report in agent.inbox:
+                head = report.split("\n", 1)[0].strip("[] ")
+                await self.notice(f"{head} Its report goes to the agent.")
+            await self.run_events(agent.run(None), prompt_turn=True)
+        finally:
+            self._dispatching = False
+
+    def _stop_child(self, child_id: str) -> bool:
+        manager = self.runtime.subagents if self.ready else None
+        return manager is not None and manager.stop(child_id)
+
+    async def _stop_children(self, manager: SubagentManager | None = None) -> None:
+        """On exit (or a session switch), running children are stopped and marked so."""
+        if manager is None and self._children_task is not None:
+            self._children_task.cancel()
+        manager = manager or self._followed
+        if manager is not None:
+            with contextlib.suppress(Exception):
+                await manager.stop_all()
+
+    async def open_agent_pane(self, child_id: str) -> None:
+        from peri_cli.tui.screens.agent_pane import AgentPane
+
+        board = self.agent_board
+        if board is None or child_id not in board.children:
+            return
+        info = board.children[child_id]
+        r = self.runtime
+        status = {
+            "model": info.model or self.agent.model,
+            "provider": r.provider_name,
+            "mode": self.agent.policy.mode,
+            "window": r.context_window,
+        }
+        pane = AgentPane(
+            board,
+            child_id,
+            cost_of=self._cost_of,
+            approvals=self.approvals,
+            stop=self._stop_child,
+            status=status,
+            workspace=r.workspace,
+        )
+        await self.push_screen(pane)
+
+    def on_agent_strip_open(self, message: AgentStrip.Open) -> None:
+        self.run_worker(self.open_agent_pane(message.child_id), group="pane")
+
+    def on_agent_strip_stop(self, message: AgentStrip.Stop) -> None:
+        if self._stop_child(message.child_id):
+            self.notify("Stopping the SubAgent (its transcript is kept)", timeout=2)
+
+    def on_agent_strip_leave(self, _message: AgentStrip.Leave) -> None:
+        self.prompt_area.input.focus()
+
+    def _agents_key_allowed(self, action: str) -> bool:
+        """Ctrl+↓ focuses the strip while it shows; ↓ does too, from an empty prompt only (else
+        it moves in the prompt, its menu or its history)."""
+        if not self.agent_strip.display or self.screen.is_modal:
+            return False
+        if action == "agents_strip_from_prompt":
+            return (
+                self.focused is self.prompt_area.input
+                and not self.prompt_area.text
+                and not self.prompt_area.menu.is_open
+            )
+        return True
+
+    def action_agents_strip(self) -> None:
+        self.agent_strip.focus()
+
+    def action_agents_strip_from_prompt(self) -> None:
+        self.agent_strip.focus()
 
 
 def run_tui(runtime: SessionHost | Callable[[], SessionHost], prompt: str | None) -> int:

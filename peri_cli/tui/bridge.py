@@ -26,6 +26,7 @@ from peri_cli.core.events import (
 from peri_cli.core.messages import Message, Usage
 from peri_cli.core.provider import TextDelta, ThinkingDelta, ToolUseStarted
 from peri_cli.core.retry import Retrying
+from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.assistant_message import AssistantMessage as AssistantView
 from peri_cli.tui.widgets.conversation import Conversation
 from peri_cli.tui.widgets.folded_text import FoldedText
@@ -50,6 +51,18 @@ _END_NOTICES: dict[str, Level] = {
 
 def add_cost(total: float | None, more: float | None) -> float | None:
     return None if total is None or more is None else total + more
+
+
+def make_prompt(event: PermissionRequested, workspace: Path | None) -> PermissionPrompt:
+    """The approval for a request, the main agent's or a SubAgent's (labelled with its name)."""
+    return PermissionPrompt(
+        event.tool,
+        event.input,
+        event.reason,
+        event.future,
+        workspace=workspace,
+        agent=getattr(event, "agent", None),
+    )
 
 
 class Bridge:
@@ -143,6 +156,13 @@ class Bridge:
         await self.conversation.add(NoticeLine(text, level))
         self.conversation.note_output()
 
+    async def finish_run(self, *, cancelled: bool = False) -> None:
+        """A run shown event by event (a SubAgent's, in its pane) ended: draw the rest of its
+        text; if it was stopped, mark what was still running as cancelled."""
+        await self._finish_text()
+        if cancelled:
+            await self._interrupted()
+
     async def _finish_text(self) -> None:
         if self.assistant is not None:
             await self.assistant.finish()
@@ -224,7 +244,11 @@ class Bridge:
     ) -> ToolCallView:
         view = self.tools.get(call_id)
         if view is None:
-            view = self.tools[call_id] = ToolCallView(call_id, name, workspace=self.workspace)
+            if name == "Agent":  # a SubAgent: its card, paired to the child by this call's id
+                view = AgentCard(call_id, workspace=self.workspace)
+            else:
+                view = ToolCallView(call_id, name, workspace=self.workspace)
+            self.tools[call_id] = view
             if mount_in_attempt:
                 await self._mount(view)
             else:
@@ -244,14 +268,7 @@ class Bridge:
             if view.name_ == event.tool and view.tool_input is None:
                 view.set_input(event.input)
                 break
-        prompt = PermissionPrompt(
-            event.tool,
-            event.input,
-            event.reason,
-            event.future,
-            workspace=self.workspace,
-            agent=getattr(event, "agent", None),
-        )
+        prompt = make_prompt(event, self.workspace)
         self.prompts.append(prompt)
         await self.approvals.ask(prompt)
         prompt.focus()

@@ -15,6 +15,7 @@ from peri_cli.tui.items import (
     ToolItem,
     UserItem,
 )
+from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
 from peri_cli.tui.widgets.folded_text import FoldedText
 from peri_cli.tui.widgets.separator import Separator
@@ -34,7 +35,11 @@ def widgets_for(item: Item, workspace: Path | None = None) -> list[Widget]:
                 out.append(AssistantMessage(text))
             return out
         case ToolItem():
-            view = ToolCallView(item.id, item.name, item.input, workspace=workspace)
+            view = (
+                AgentCard(item.id, item.input, workspace=workspace)  # its child's card
+                if item.name == "Agent"
+                else ToolCallView(item.id, item.name, item.input, workspace=workspace)
+            )
             if item.output is not None:
                 view.set_result(item.output, item.is_error)
             else:
