@@ -137,7 +137,7 @@ class Bridge:
         anything the answer led to)."""
         for prompt in [p for p in self.prompts if p.answered]:
             self.prompts.remove(prompt)
-            await self.conversation.add(ApprovalRecord(prompt.tool, prompt.answer))
+            await self.conversation.add(ApprovalRecord(prompt.tool, prompt.answer, prompt.note))
 
     async def _notice(self, text: str, level: Level = "info") -> None:
         await self.conversation.add(NoticeLine(text, level))
@@ -251,6 +251,7 @@ class Bridge:
             event.future,
             workspace=self.workspace,
             agent=getattr(event, "agent", None),
+            request=event,
         )
         self.prompts.append(prompt)
         await self.approvals.ask(prompt)
