@@ -196,8 +196,10 @@ class PermissionPrompt(Vertical, can_focus=True):
 
     def _question(self) -> Content:
         """The question with the keys that answer it (each choice shows its letter)."""
-        keys = "Enter denies with the note · Esc without" if self.note_input.display else (
-            "↑↓ Enter · Esc denies"
+        keys = (
+            "Enter denies with the note · Esc without"
+            if self.note_input.display
+            else ("↑↓ Enter · Esc denies")
         )
         return Content.assemble(
             "Allow ", plain(self.tool), f"? 1–{len(self.options)}", (f"  {keys}", "not bold dim")
