@@ -352,8 +352,9 @@ class Runtime:
                     "it was added after you trusted this workspace; start `peri` once to "
                     "approve it, or run with --trust-workspace"
                 )
+            where = _display(config.source, self.workspace)
             self.warnings.append(
-                visible(f"MCP server {config.name!r} from {config.source} not started: {why}")
+                visible(f"MCP server {config.name!r} from {where} not started: {why}")
             )
 
     def _trust_record(self) -> TrustRecord | None:
@@ -461,7 +462,9 @@ class Runtime:
         if prompt is None:
             status = manager.status(server)
             if status is not None and status.state != "connected":
-                raise CommandError(f"MCP server {server!r} is {status.state}: {status.detail}")
+                raise CommandError(
+                    f"MCP server {server!r} is not connected ({status.state}): {status.detail}"
+                )
             raise CommandError(f"MCP server {server!r} has no prompt /{command}; /mcp lists it")
         try:
             arguments = prompt_arguments(prompt, rest.strip())
