@@ -66,9 +66,7 @@ def hooks_for(event: str, command: str, matcher: str = "") -> dict[str, Any]:
 def test_an_mcp_prompt_is_a_headless_slash_command(peri: Peri, web: str) -> None:
     user_settings(peri, mcpServers={"web": {"type": "http", "url": web}})
     peri.server.set_script([{"text": "reviewed"}])
-    done = peri.run(
-        "-p", "/mcp__web__review src/app.py style", "--output-format", "stream-json"
-    )
+    done = peri.run("-p", "/mcp__web__review src/app.py style", "--output-format", "stream-json")
     assert done.returncode == 0, done.stderr
     (call,) = peri.model_calls()
     assert "Please review src/app.py, looking for style." in texts(call)
@@ -113,7 +111,8 @@ def test_a_failed_server_is_an_event_and_its_prompt_says_why(peri: Peri, tmp_pat
     mcp = [e for e in events(done.stdout) if e.get("subtype") == "mcp"]
     assert mcp[0]["status"] == "connecting" and mcp[-1]["status"] == "failed"
     result = events(done.stdout)[-1]
-    assert result["is_error"] and result["error"].startswith("MCP server 'junk' is not connected (failed): ")
+    assert result["is_error"]
+    assert result["error"].startswith("MCP server 'junk' is not connected (failed): ")
     assert peri.model_calls() == []
     assert server_processes(tmp_path / "pids") == []
 
@@ -224,6 +223,4 @@ async def test_always_allow_in_this_project_is_honoured_by_the_next_run(
     peri.server.set_script([bash[0], {"text": "done"}])
     peri.extra_env |= {"PERI_HOME": str(untrusted)}  # no trust record: the file's allow is ignored
     result = peri.json("-p", "diff again")
-    assert [d["tool_input"]["command"] for d in result["permission_denials"]] == [
-        "git diff --stat"
-    ]
+    assert [d["tool_input"]["command"] for d in result["permission_denials"]] == ["git diff --stat"]
