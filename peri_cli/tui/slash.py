@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from peri_cli.tui.app import PeriApp
 
 # These act at once even while a turn runs; the others wait in the queue for the turn to end.
-IMMEDIATE = frozenset({"help", "exit", "mode", "model", "context"})
+IMMEDIATE = frozenset(
+    {"help", "exit", "mode", "model", "context", "permissions", "hooks", "skills", "mcp"}
+)
 
 # The one key table of the TUI, as /help shows it (the README repeats it; `app.PeriApp.BINDINGS`
 # and the widgets' bindings implement it).
