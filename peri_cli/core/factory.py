@@ -54,6 +54,8 @@ class AgentFactory:
             env=self.env,
             agent_id=config.agent_id,
             owners=config.owners or WriteOwners(),
+            read_denied=config.policy.read_denied,
+            grant=config.policy.grant_for_turn,
         )
         agent = Agent(
             session=session,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, Protocol, TypeVar
@@ -30,6 +30,11 @@ class ToolContext:
     agent_id: str | None = None  # None: the main agent; else the SubAgent running the call
     call_id: str = ""  # the tool_use id of the call being run
     owners: WriteOwners = field(default_factory=WriteOwners)  # shared by all agents of a session
+    # Files a Read deny rule keeps from the model: searches leave them out of what they report.
+    read_denied: Callable[[Path], bool] | None = None
+    # Pre-approve permission rules until the current turn ends (a skill's `allowed-tools`);
+    # the flag: they come from a repository's file, which only a trusted workspace honours.
+    grant: Callable[[Sequence[str], bool], None] | None = None
 
     def resolve(self, file_path: str) -> Path:
         """A model-given path, relative ones against the workspace, with `~` expanded."""
