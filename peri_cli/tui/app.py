@@ -466,9 +466,11 @@ class PeriApp(App[int]):
         from peri_cli.core.skills import SkillError, invoke_user_skill
 
         try:
-            skill = invoke_user_skill(self.runtime.skills, text.strip())
-            if skill is not None:
-                return skill.message
+            invocation = invoke_user_skill(self.runtime.skills, text.strip())
+            if invocation is not None:  # its allowed-tools are pre-approved for this turn
+                skill = invocation.skill
+                self.agent.policy.grant_for_turn(skill.allowed_tools, skill.scope == "project")
+                return invocation.message
             if text.startswith("/mcp__"):
                 self.status.busy("getting the MCP prompt")
             return await self.runtime.expand_mcp_prompt(text)

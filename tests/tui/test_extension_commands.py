@@ -16,7 +16,7 @@ import pytest
 from peri_cli.cli import build_parser
 from peri_cli.core.messages import TextPart
 from peri_cli.core.transcript import Interruption, MessageEntry
-from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
+from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.runtime import Runtime, build_runtime
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.trust_dialog import TrustDialog
@@ -221,6 +221,28 @@ async def test_a_skill_runs_as_a_slash_command_and_builtins_win(ws: Path, tmp_pa
         errors = [n.text for n in app.query(NoticeLine) if n.level == "error"]
         assert any("skill gone cannot be loaded" in e for e in errors), errors
         assert len(requests(app)) == 1  # nothing was sent
+    app.runtime.close()
+
+
+async def test_a_skills_allowed_tools_are_pre_approved_for_its_turn(
+    ws: Path, tmp_path: Path
+) -> None:
+    skills = tmp_path / ".claude" / "skills"
+    front = "name: stamp\ndescription: Stamp a file\nallowed-tools: Bash(touch:*)"
+    skill(skills, "stamp", front, "Touch the stamp.\n")
+    touch = ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "touch stamped"})])
+    replies = [touch, ScriptedReply(text="Stamped."), touch]
+    app = PeriApp(builder(tmp_path, replies=replies), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "/stamp")
+        assert (ws / "stamped").exists() and app.approvals.pending is None
+        (ws / "stamped").unlink()
+        await send(pilot, "stamp again", wait=False)  # another turn: asked again
+        await until(pilot, lambda: app.approvals.pending is not None, what="the approval")
+        await pilot.press("n")
+        await until(pilot, lambda: not app.busy)
+        assert not (ws / "stamped").exists()
     app.runtime.close()
 
 
