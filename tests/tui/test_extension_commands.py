@@ -235,7 +235,7 @@ async def test_a_skills_allowed_tools_are_pre_approved_for_its_turn(
     app = PeriApp(builder(tmp_path, replies=replies), clock=lambda: FIXED_NOW)
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot)
-        await send(pilot, "/stamp")
+        await send(pilot, "/stamp ")  # (the space: Enter sends, not completes)
         assert (ws / "stamped").exists() and app.approvals.pending is None
         (ws / "stamped").unlink()
         await send(pilot, "stamp again", wait=False)  # another turn: asked again
