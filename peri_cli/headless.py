@@ -9,7 +9,7 @@ import select
 import signal
 import sys
 from collections.abc import AsyncIterator
-from typing import IO, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from peri_cli.core.commands import parse_command
 from peri_cli.core.events import (
@@ -24,13 +24,20 @@ from peri_cli.core.events import (
     ToolFinished,
     TurnEnded,
 )
+from peri_cli.core.host import CommandError
 from peri_cli.core.loop import Agent, Denial
 from peri_cli.core.messages import Usage, dump_message
 from peri_cli.core.pressure import stable_prefix_share
 from peri_cli.core.retry import Retrying
+from peri_cli.core.sessionstart import run_session_start
 from peri_cli.core.skills import SkillError, invoke_user_skill
 from peri_cli.core.subagents import ChildStateChanged, SubagentManager
+from peri_cli.core.textsafe import visible
 from peri_cli.runtime import Runtime
+
+if TYPE_CHECKING:
+    from peri_cli.mcp.manager import McpManager
+    from peri_cli.mcp.status import ServerStatus
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 STDIN_CAP = 256 * 1024  # bytes of piped input added to the prompt
@@ -375,14 +382,55 @@ async def _run_until_quiet(
             return
 
 
+def _watch_mcp(mcp: McpManager | None, out: _Output) -> None:
+    """One `{"type": "system", "subtype": "mcp", ...}` line per server state change (and one per
+    server now), written on this loop whatever thread the manager reports from."""
+    if mcp is None:
+        return
+    loop = asyncio.get_running_loop()
+    last: dict[str, tuple[object, ...]] = {}
+
+    def show(status: ServerStatus) -> None:
+        key = (status.state, status.detail, status.tools, status.prompts)
+        if last.get(status.name) != key:
+            last[status.name] = key
+            out.line({"type": "system", "subtype": "mcp", **status.to_json()})
+
+    def listener(status: ServerStatus) -> None:
+        loop.call_soon_threadsafe(show, status)  # (a closed loop raises; the manager ignores it)
+
+    mcp.add_listener(listener)
+    for status in mcp.statuses():
+        show(status)
+
+
+async def _expand_prompt(runtime: Runtime | None, prompt: str, out: _Output) -> str | None:
+    """`/mcp__<server>__<prompt> [args]` -> the prompt's text (waiting for a server that is still
+    connecting); the prompt unchanged when it names no server; None (and the error set) when the
+    server cannot give it."""
+    if runtime is None:
+        return prompt
+    try:
+        expanded = await runtime.expand_mcp_prompt(prompt)
+    except CommandError as e:
+        out.error = visible(str(e))
+        return None
+    return prompt if expanded is None else expanded
+
+
 async def _main(
-    agent: Agent, prompt: str, out: _Output, manager: SubagentManager | None = None
+    agent: Agent,
+    prompt: str,
+    out: _Output,
+    manager: SubagentManager | None = None,
+    runtime: Runtime | None = None,
 ) -> None:
     task = asyncio.current_task()
     assert task is not None
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, task.cancel)
     loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    loop.add_signal_handler(signal.SIGHUP, task.cancel)
     out.line(
         {
             "type": "system",
@@ -394,6 +442,7 @@ async def _main(
             "permission_mode": agent.policy.mode,
         }
     )
+    _watch_mcp(runtime.mcp if runtime is not None else None, out)
     invocation = parse_command(prompt)
     try:
         if invocation is not None and invocation.command.headless:
@@ -401,6 +450,13 @@ async def _main(
         elif invocation is not None:
             out.error = f"/{invocation.command.name} is only available in the TUI"
         else:
+            source = runtime.session_source if runtime is not None else "startup"
+            for notice in await run_session_start(agent.hooks, agent.inbox, source):
+                out.event(notice)
+            expanded = await _expand_prompt(runtime, prompt, out)
+            if expanded is None:
+                return
+            prompt = expanded
             watcher = asyncio.create_task(_watch_children(manager, out)) if manager else None
             try:
                 await _run_until_quiet(agent, manager, prompt, out)
@@ -442,7 +498,7 @@ def run_headless(runtime: Runtime, prompt: str, fmt: str) -> int:
         for warning in runtime.warnings:
             print(f"peri: warning: {warning}", file=sys.stderr)
         out = _Output(fmt, session_id, sys.stdout, sys.stderr)
-        asyncio.run(_main(agent, prompt, out, runtime.subagents))
+        asyncio.run(_main(agent, prompt, out, runtime.subagents, runtime))
     finally:
         runtime.close()
     return out.finish(agent)

@@ -16,8 +16,8 @@ from peri_cli.core.contributions import ContributionChain, default_chain
 from peri_cli.core.extra_tools import offer_extra_tools
 from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.hookpoints import Hooks
-from peri_cli.core.hooks import hook_config_from_layers
-from peri_cli.core.host import StartupError
+from peri_cli.core.hooks import SessionStartSource, hook_config_from_layers
+from peri_cli.core.host import CommandError, ExtraCommand, ServerQuestion, StartupError
 from peri_cli.core.loop import Agent
 from peri_cli.core.meta import ALL_ON, MetaRegistry, MetaState
 from peri_cli.core.meta import resolve as resolve_meta
@@ -31,6 +31,7 @@ from peri_cli.core.settings import LoadedSettings, Settings, SettingsError, peri
 from peri_cli.core.skills import SkillCatalog, load_skills, skill_listing
 from peri_cli.core.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.core.subagents import SubagentManager
+from peri_cli.core.textsafe import visible
 from peri_cli.core.tokens import default_counter
 from peri_cli.core.tools import ToolRegistry
 from peri_cli.core.transcript import Snapshot, TranscriptError
@@ -39,6 +40,7 @@ from peri_cli.core.workspace import load_workspace, settle, workspace_guides
 
 if TYPE_CHECKING:
     from peri_cli.mcp.boot import Boot
+    from peri_cli.mcp.config import ServerConfig
     from peri_cli.mcp.manager import McpManager
 
 
@@ -96,6 +98,9 @@ class Runtime:
     loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
     meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
     rules: RuleSet = field(default_factory=RuleSet)  # settings files and the command line
+    session_source: SessionStartSource = "startup"  # how the attached session began
+    interactive: bool = False  # the TUI: it can ask about project servers added since trust
+    _unapproved: list[ServerConfig] = field(default_factory=list)  # waiting for the user's word
 
     @property
     def trusted(self) -> bool:
@@ -114,7 +119,9 @@ class Runtime:
         state.ask = False
         if answer is not None:
             declined = frozenset(item.identity for item in state.loosenings)
-            record = TrustRecord(True) if answer else TrustRecord(False, declined)
+            # the dialog listed the project's MCP servers: trusting it approves those
+            servers = frozenset(c.fingerprint() for c in self._project_servers())
+            record = TrustRecord(True, servers=servers) if answer else TrustRecord(False, declined)
             try:
                 TrustStore(self.peri_home).record(self.workspace, record)
             except TrustStoreError as e:
@@ -204,6 +211,7 @@ class Runtime:
             session = self.store.create(snapshot)
         except OSError as e:
             raise StartupError(self._home_problem(e)) from e
+        self.session_source = "startup"
         return self._attach(session)
 
     def _home_problem(self, e: OSError) -> str:
@@ -225,6 +233,7 @@ class Runtime:
         except OSError as e:
             raise StartupError(self._home_problem(e)) from e
         self.warnings.extend(session.warnings)
+        self.session_source = "resume"
         return self._attach(session)
 
     def _attach(self, session: Session) -> Session:
@@ -317,6 +326,10 @@ class Runtime:
         workspace is trusted; the rest are named in the warnings)."""
         from peri_cli.mcp.boot import start_servers
 
+        record = self._trust_record()
+        allowed = record.servers if record is not None else frozenset()
+        refused = record.refused_servers if record is not None else frozenset()
+        by_flag = self.trust is not None and self.trust.why == "flag"
         self._mcp_boot = start_servers(
             self.workspace,
             self.env,
@@ -324,9 +337,60 @@ class Runtime:
             trusted=self.trusted,
             log_dir=self.store.root / "mcp-logs",
             scrub_env=self.settings.scrub_env,
+            approve=None if by_flag else (lambda config: config.fingerprint() in allowed),
         )
         self.mcp = self._mcp_boot.manager
         self.warnings.extend(self._mcp_boot.warnings)
+        for config in self._mcp_boot.unapproved:
+            if config.fingerprint() in refused:
+                why = "you said not to start it (start peri with --trust-workspace to run it)"
+            elif self.interactive:
+                self._unapproved.append(config)  # the TUI asks about it
+                continue
+            else:
+                why = (
+                    "it was added after you trusted this workspace; start `peri` once to "
+                    "approve it, or run with --trust-workspace"
+                )
+            where = _display(config.source, self.workspace)
+            self.warnings.append(
+                visible(f"MCP server {config.name!r} from {where} not started: {why}")
+            )
+
+    def _trust_record(self) -> TrustRecord | None:
+        return TrustStore(self.peri_home).lookup(self.workspace)[0]
+
+    def _project_servers(self) -> list[ServerConfig]:
+        """The project's MCP server entries as they are now (`.mcp.json`, project settings)."""
+        from peri_cli.mcp.config import gather_configs
+
+        settings = self.loaded.mcp_servers if self.loaded is not None else ()
+        configs = gather_configs(self.workspace, self.env, settings)
+        return [c for c in configs.servers if c.scope != "user"]
+
+    def server_questions(self) -> list[ServerQuestion]:
+        return [
+            ServerQuestion(c.name, c.describe(), _display(c.source, self.workspace))
+            for c in self._unapproved
+        ]
+
+    def answer_server(self, name: str, start: bool | None) -> str | None:
+        config = next((c for c in self._unapproved if c.name == name), None)
+        if config is None:
+            return None
+        self._unapproved.remove(config)
+        if start is None:
+            return None  # asked again next run
+        problem = None
+        try:
+            TrustStore(self.peri_home).remember_server(
+                self.workspace, config.fingerprint(), start=start
+            )
+        except TrustStoreError as e:
+            problem = f"{e}; the answer holds for this run only"
+        if start and self.mcp is not None:
+            self.mcp.add([config])
+        return problem
 
     def _mcp_trusted(self) -> None:
         """The workspace was trusted mid-run: its project servers start too."""
@@ -344,6 +408,72 @@ class Runtime:
         )
         self.mcp = self._mcp_boot.manager
         self.warnings.extend(self._mcp_boot.warnings)
+
+    # MCP for the user interfaces (SessionHost)
+
+    def _mcp_on(self) -> McpManager | None:
+        """The servers, unless this session's Meta Harness turned MCP off."""
+        return self.mcp if self.meta.enabled("mcp") else None
+
+    def mcp_statuses(self) -> list[str]:
+        manager = self._mcp_on()
+        return [] if manager is None else [visible(s.line()) for s in manager.statuses()]
+
+    def mcp_reconnect(self, name: str) -> str:
+        manager = self._mcp_on()
+        if manager is None:
+            return "No MCP servers are configured."
+        status = manager.status(name)
+        if status is None:
+            names = ", ".join(repr(s.name) for s in manager.statuses())
+            return visible(f"No MCP server named {name!r}; configured: {names}.")
+        if status.state == "skipped":
+            return visible(f"MCP server {name!r} is not started here: {status.detail}")
+        if not manager.reconnect(name):
+            return visible(f"Cannot reconnect {name!r}: the MCP servers are stopped.")
+        return visible(f"Reconnecting MCP server {name!r}; /mcp shows how it goes.")
+
+    def mcp_prompt_commands(self) -> list[ExtraCommand]:
+        manager = self._mcp_on()
+        if manager is None:
+            return []
+        return [
+            ExtraCommand(p.command, p.argument_hint, p.description, "mcp")
+            for p in manager.prompts()
+        ]
+
+    async def expand_mcp_prompt(self, text: str) -> str | None:
+        from peri_cli.core.tools import ToolError
+        from peri_cli.mcp.names import PREFIX, tool_prefix
+        from peri_cli.mcp.prompts import PromptArgumentError, prompt_arguments
+
+        manager = self._mcp_on()
+        stripped = text.strip()
+        if manager is None or not stripped.startswith(f"/{PREFIX}__"):
+            return None
+        command, _, rest = stripped[1:].partition(" ")
+        names = [s.name for s in manager.statuses() if command.startswith(tool_prefix(s.name))]
+        if not names:
+            return None  # no such server: ordinary text for the model
+        server = max(names, key=lambda n: len(tool_prefix(n)))
+        if manager.is_pending(server):
+            await manager.wait_ready(server, manager.timeouts.connect)
+        prompt = manager.find_prompt(command)
+        if prompt is None:
+            status = manager.status(server)
+            if status is not None and status.state != "connected":
+                raise CommandError(
+                    f"MCP server {server!r} is not connected ({status.state}): {status.detail}"
+                )
+            raise CommandError(f"MCP server {server!r} has no prompt /{command}; /mcp lists it")
+        try:
+            arguments = prompt_arguments(prompt, rest.strip())
+            result = await manager.get_prompt(prompt, arguments)
+        except (PromptArgumentError, ToolError) as e:
+            raise CommandError(str(e)) from e
+        if not result.text.strip():
+            raise CommandError(f"/{command} returned no text")
+        return result.text
 
     def make_compactor(self) -> Compactor:
         """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
@@ -444,6 +574,7 @@ def build_runtime(
         mode_from_flag=args.permission_mode is not None,
         skills=skills,
         rules=rules,
+        interactive=interactive,
     )
     try:
         if settings.meta_harness.get("mcp") is not False:  # turned off: no server starts

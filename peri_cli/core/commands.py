@@ -26,6 +26,10 @@ COMMANDS: dict[str, Command] = {
         # (no usage: Enter on `/agents` lists at once; `/agents stop ID`, `/agents open ID`)
         Command("agents", "SubAgent types and this session's SubAgents; stop ID, open ID"),
         Command("meta", "Show the Meta Harness: replaced prompt sections, removed capabilities"),
+        Command("permissions", "Show the permission rules in force, where each came from"),
+        Command("hooks", "Show the configured hooks and whether each runs here"),
+        Command("skills", "List the skills: in force, shadowed and broken"),
+        Command("mcp", "Show the MCP servers; reconnect one", "[reconnect NAME]"),
         Command("help", "List commands and keys"),
         Command("exit", "Quit Peri"),
     )

@@ -15,6 +15,7 @@ from peri_cli.core.events import (
     TurnEnded,
     UsageSpent,
 )
+from peri_cli.core.hookpoints import notices
 from peri_cli.core.messages import Message, Usage, user_text
 from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, _json, origin_of, plan_micro
 from peri_cli.core.models import context_window
@@ -37,6 +38,7 @@ from peri_cli.core.projection import (
 )
 from peri_cli.core.provider import MessageCompleted, ModelRequest, ProviderError
 from peri_cli.core.retry import Retrying, stream_with_retries
+from peri_cli.core.sessionstart import run_session_start
 from peri_cli.core.summary import (
     REINJECT_MAX_FILES,
     USER_TEXTS_KEY,
@@ -56,6 +58,8 @@ from peri_cli.core.tokens import RATIO_MAX, TokenCounter, default_counter
 from peri_cli.core.transcript import CompactBoundary, Entry, MessageEntry, ProjectionEntry
 
 if TYPE_CHECKING:
+    from peri_cli.core.hookpoints import Hooks
+    from peri_cli.core.hooks import CompactTrigger
     from peri_cli.core.provider import Provider
     from peri_cli.core.session import Session
     from peri_cli.core.settings import Settings
@@ -82,6 +86,12 @@ class CompactionContext(Protocol):
 
     @property
     def tool_ctx(self) -> ToolContext: ...
+
+    @property
+    def hooks(self) -> Hooks | None: ...  # PreCompact and SessionStart("compact") hooks
+
+    @property
+    def inbox(self) -> list[str]: ...  # where a SessionStart hook's context waits
 
     def view(self) -> list[Message]: ...
 
@@ -304,7 +314,7 @@ class Compactor:
         cfg = self.config
         while True:
             outcome = _Outcome()
-            async for event in self._full(agent, None, tokens, outcome):
+            async for event in self._full(agent, None, tokens, outcome, "auto"):
                 yield event
             if not outcome.ok:
                 return  # reported as CompactFailed; history untouched
@@ -331,7 +341,8 @@ class Compactor:
     ) -> AsyncIterator[Event]:
         """`/compact [focus]`: a Full compact now, whatever the pressure and settings."""
         outcome = _Outcome()
-        async for event in self._full(agent, focus, self.pressure(agent).tokens, outcome):
+        tokens = self.pressure(agent).tokens
+        async for event in self._full(agent, focus, tokens, outcome, "manual"):
             yield event
         if outcome.ok:
             self._warned = False
@@ -552,14 +563,22 @@ class Compactor:
         focus: str | None,
         tokens_before: int | None,
         outcome: _Outcome,
+        trigger: CompactTrigger = "manual",
     ) -> AsyncIterator[Event]:
         """Summarize the visible history and commit summary, boundary and re-injection together,
-        or change nothing and yield CompactFailed."""
+        or change nothing and yield CompactFailed. PreCompact hooks run first (they cannot
+        block), SessionStart hooks with source "compact" after a commit."""
         entries = list(agent.session.entries)
         excluded = visible_entries(entries)
         if not excluded:
             yield CompactFailed("nothing to compact: the visible history is empty")
             return
+        if agent.hooks is not None:
+            pre = await agent.hooks.run(
+                "PreCompact", trigger=trigger, custom_instructions=focus or ""
+            )
+            for notice in notices(pre):
+                yield notice
         request = self._summary_request(agent, focus)
         failure: list[str] = []
         summary = ""
@@ -607,6 +626,8 @@ class Compactor:
             detail=detail,
             prefix_changed=changed,
         )
+        for notice in await run_session_start(agent.hooks, agent.inbox, "compact"):
+            yield notice
 
 
 # (tool input and result characters, other text characters) per attempt at fitting the summary

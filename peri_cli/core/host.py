@@ -5,10 +5,12 @@ the composition root (`runtime.py`) implements it, so no UI reaches providers or
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from peri_cli.core.hooks import SessionStartSource
     from peri_cli.core.loop import Agent
     from peri_cli.core.meta import MetaState
     from peri_cli.core.modes import Mode
@@ -27,6 +29,32 @@ class StartupError(Exception):
         self.exit_code = exit_code
 
 
+class CommandError(Exception):
+    """A slash command from an extension (an MCP prompt) that cannot run; one line to show."""
+
+
+@dataclass(frozen=True)
+class ExtraCommand:
+    """A slash command that is not built in: a skill's `/<name>` or an MCP server's prompt
+    `/mcp__<server>__<prompt>`. `usage` and `description` come from files or servers: show them
+    through `textsafe.visible`."""
+
+    name: str  # without the leading `/`
+    usage: str
+    description: str
+    kind: Literal["skill", "mcp"]
+
+
+@dataclass(frozen=True)
+class ServerQuestion:
+    """A project MCP server added after the workspace was trusted: asked about once before it
+    starts. `what` (its command or URL) and `source` come from the repository's files."""
+
+    name: str
+    what: str
+    source: str
+
+
 class SessionHost(Protocol):
     workspace: Path
     peri_home: Path
@@ -43,6 +71,7 @@ class SessionHost(Protocol):
     settings: Settings
     loaded: LoadedSettings | None  # the settings files as read, with where each value came from
     meta: MetaState  # the attached session's frozen Meta Harness state
+    session_source: SessionStartSource  # how the attached session began (SessionStart hooks)
 
     @property
     def context_window(self) -> int: ...
@@ -66,3 +95,32 @@ class SessionHost(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    # MCP servers (the UI does not reach peri_cli.mcp itself)
+
+    def mcp_statuses(self) -> list[str]:
+        """One line per configured server (state, tools, why it failed), safe to show."""
+        ...
+
+    def mcp_reconnect(self, name: str) -> str:
+        """Start a new connection attempt for `name`; one line saying what happened."""
+        ...
+
+    def mcp_prompt_commands(self) -> list[ExtraCommand]:
+        """The prompts of the connected servers, as slash commands."""
+        ...
+
+    async def expand_mcp_prompt(self, text: str) -> str | None:
+        """The message for `/mcp__<server>__<prompt> [args]`, waiting for a server that is still
+        connecting; None when `text` names no configured server. CommandError when the prompt
+        cannot be had (unknown prompt, bad arguments, the server failed)."""
+        ...
+
+    def server_questions(self) -> list[ServerQuestion]:
+        """Project servers waiting for the user's word before they start (asked once)."""
+        ...
+
+    def answer_server(self, name: str, start: bool | None) -> str | None:
+        """Start the server (True) or leave it off (False), remembered for this workspace;
+        None: no answer, asked again next time. A warning line, if any."""
+        ...

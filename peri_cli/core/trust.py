@@ -241,6 +241,10 @@ class TrustRecord:
 
     trusted: bool
     declined: frozenset[str] = frozenset()  # identities of loosenings the user said no to
+    # Project MCP servers (their entries' fingerprints) the user let start, or said no to: one
+    # added to `.mcp.json` after the workspace was trusted is asked about once.
+    servers: frozenset[str] = frozenset()
+    refused_servers: frozenset[str] = frozenset()
 
 
 class TrustStore:
@@ -269,11 +273,27 @@ class TrustStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._locked():
                 entries = self._entries()
-                entries[_key(workspace)] = {
-                    "trusted": record.trusted,
-                    "declined": sorted(record.declined)[:MAX_DECLINED],
-                    "updated": datetime.now(UTC).isoformat(timespec="seconds"),
-                }
+                entries[_key(workspace)] = _dump_record(record)
+                data = {"version": TRUST_FILE_VERSION, "workspaces": entries}
+                _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False))
+        except OSError as e:
+            raise TrustStoreError(f"{self.path}: cannot write ({e.strerror or e})") from e
+
+    def remember_server(self, workspace: Path, fingerprint: str, *, start: bool) -> None:
+        """Add the answer about one project MCP server to the workspace's record (kept as it
+        is otherwise; a workspace with no record gets an untrusted one holding the answer)."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._locked():
+                entries = self._entries()
+                old = _parse_record(entries.get(_key(workspace))) or TrustRecord(False)
+                allowed, refused = set(old.servers), set(old.refused_servers)
+                (allowed if start else refused).add(fingerprint)
+                (refused if start else allowed).discard(fingerprint)
+                record = TrustRecord(
+                    old.trusted, old.declined, frozenset(allowed), frozenset(refused)
+                )
+                entries[_key(workspace)] = _dump_record(record)
                 data = {"version": TRUST_FILE_VERSION, "workspaces": entries}
                 _write_atomically(self.path, json.dumps(data, indent=2, ensure_ascii=False))
         except OSError as e:
@@ -315,13 +335,28 @@ def _key(workspace: Path) -> str:
     return os.path.realpath(workspace)
 
 
+def _dump_record(record: TrustRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "trusted": record.trusted,
+        "declined": sorted(record.declined)[:MAX_DECLINED],
+    }
+    if record.servers or record.refused_servers:
+        out["servers"] = sorted(record.servers)[:MAX_DECLINED]
+        out["refused_servers"] = sorted(record.refused_servers)[:MAX_DECLINED]
+    out["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
+    return out
+
+
 def _parse_record(raw: Any) -> TrustRecord | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("trusted"), bool):
         return None
-    declined = raw.get("declined", [])
-    if not isinstance(declined, list) or not all(isinstance(d, str) for d in declined):
-        return None
-    return TrustRecord(raw["trusted"], frozenset(declined))
+    lists: list[frozenset[str]] = []
+    for key in ("declined", "servers", "refused_servers"):
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(d, str) for d in value):
+            return None
+        lists.append(frozenset(value))
+    return TrustRecord(raw["trusted"], *lists)
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -4,23 +4,28 @@ workspace becomes trusted mid-run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from peri_cli.core.childenv import child_env
 from peri_cli.core.settings import McpServerSetting
 from peri_cli.core.textsafe import visible
-from peri_cli.mcp.config import gather_configs
+from peri_cli.mcp.config import ServerConfig, gather_configs
 from peri_cli.mcp.manager import McpManager
-from peri_cli.mcp.plan import UNTRUSTED, StartPlan, plan_servers
+from peri_cli.mcp.plan import NOT_APPROVED, UNTRUSTED, StartPlan, plan_servers
 from peri_cli.mcp.status import timeouts_from_env
+
+Approve = Callable[[ServerConfig], bool]
 
 
 @dataclass
 class Boot:
     manager: McpManager | None  # None when nothing is configured
     warnings: list[str] = field(default_factory=list)  # one line each, safe to show
+    # Project servers of a trusted workspace that `approve` did not let start (added since the
+    # workspace was trusted): the caller asks about them, or says why they did not start.
+    unapproved: tuple[ServerConfig, ...] = ()
 
 
 def plan_run(
@@ -29,19 +34,24 @@ def plan_run(
     settings_servers: Iterable[McpServerSetting],
     *,
     trusted: bool,
+    approve: Approve | None = None,
 ) -> tuple[StartPlan, list[str]]:
     """The plan, and one warning line per broken entry and per project server left out for a
-    reason other than trust (core's trust warning already names what an untrusted workspace's
-    files asked for, `.mcp.json` servers included)."""
+    reason other than trust or approval (core's trust warning already names what an untrusted
+    workspace's files asked for, `.mcp.json` servers included; the caller words the rest)."""
     configs = gather_configs(workspace, env, settings_servers)
-    plan = plan_servers(configs, trusted=trusted)
+    plan = plan_servers(configs, trusted=trusted, approve=approve)
     warnings = [visible(f"MCP config skipped: {p}") for p in configs.problems]
     warnings += [
         visible(f"MCP server {s.config.name!r} from {s.config.source} not started: {s.reason}")
         for s in plan.skipped
-        if not s.shadowed and s.reason != UNTRUSTED
+        if not s.shadowed and s.reason not in (UNTRUSTED, NOT_APPROVED)
     ]
     return plan, warnings
+
+
+def _unapproved(plan: StartPlan) -> tuple[ServerConfig, ...]:
+    return tuple(s.config for s in plan.skipped if s.reason == NOT_APPROVED)
 
 
 def start_servers(
@@ -52,10 +62,12 @@ def start_servers(
     trusted: bool,
     log_dir: Path | None = None,
     scrub_env: Iterable[str] = (),
+    approve: Approve | None = None,
 ) -> Boot:
     """Plan and start in the background (returns at once). `${VAR}`s expand from all of `env`;
-    stdio servers start from `env` without Peri's credentials and the `scrub_env` names."""
-    plan, warnings = plan_run(workspace, env, settings_servers, trusted=trusted)
+    stdio servers start from `env` without Peri's credentials and the `scrub_env` names.
+    `approve` is asked about each project server of a trusted workspace."""
+    plan, warnings = plan_run(workspace, env, settings_servers, trusted=trusted, approve=approve)
     if not plan.start and not plan.skipped:
         return Boot(None, warnings)
     manager = McpManager(
@@ -66,7 +78,7 @@ def start_servers(
         log_dir=log_dir,
     )
     manager.start()
-    return Boot(manager, warnings)
+    return Boot(manager, warnings, _unapproved(plan))
 
 
 def trust_granted(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import signal
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, ClassVar
@@ -32,7 +34,8 @@ from peri_cli.tui.widgets.user_message import UserMessage
 
 if TYPE_CHECKING:
     from peri_cli.core.events import Event
-    from peri_cli.core.host import SessionHost
+    from peri_cli.core.hooks import SessionStartSource
+    from peri_cli.core.host import ExtraCommand, SessionHost
     from peri_cli.core.loop import Agent
     from peri_cli.core.messages import Usage
     from peri_cli.core.subagents import ChildEvent, SubagentManager
@@ -174,6 +177,7 @@ class PeriApp(App[int]):
         )
 
     async def on_mount(self) -> None:
+        self._install_exit_signals()
         if self.slot.pending or (self.slot.runtime and self.slot.runtime.trust_pending):
             self.status.busy("starting")
             self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
@@ -223,6 +227,7 @@ class PeriApp(App[int]):
             summary=self._last_summary,
         )
         self._commands = SlashCommands(self)
+        self._attach_extensions()
         if self._freeze_gc:
             # What start-up built (modules, Textual, the core) lives as long as the process:
             # keep it out of the full garbage collections, which otherwise scan it all and
@@ -265,6 +270,7 @@ class PeriApp(App[int]):
         cost, share = session_usage(session.entries, self.agent.model)
         self.status.set(cost_usd=cost, cache_share=share)
         self.run_worker(self._estimate_context(), group="estimate", exclusive=True)
+        await self.session_start(self.runtime.session_source)
 
     async def _estimate_context(self) -> None:
         from peri_cli.tui.context import estimate_request
@@ -398,7 +404,10 @@ class PeriApp(App[int]):
         if problem:
             await self.notice(problem, "error")
             return
-        await self.run_events(self.agent.run(text), prompt_turn=True)
+        message = await self._extension_message(text)
+        if message == "":
+            return  # a skill or MCP prompt that could not be had (said why)
+        await self.run_events(self.agent.run(message or text), prompt_turn=True)
 
     async def run_events(
         self, events: AsyncIterator[Event], activity: str = "thinking", *, prompt_turn: bool = False
@@ -426,11 +435,99 @@ class PeriApp(App[int]):
     async def on_unmount(self) -> None:
         """Quitting mid-turn cancels it cleanly, so the transcript holds no half turn."""
         self._closing = True
+        self._remove_exit_signals()
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.turn
         await self._stop_children()
+
+    # extensions: skills and MCP prompts as commands, SessionStart hooks, new project servers
+
+    def extra_commands(self) -> list[ExtraCommand]:
+        """The slash commands of skills the user may run and of the MCP servers' prompts."""
+        from peri_cli.core.host import ExtraCommand
+
+        if not self.ready:
+            return []
+        skills = [
+            ExtraCommand(s.name, s.argument_hint, s.description, "skill")
+            for s in self.runtime.skills.for_user()
+        ]
+        return [*skills, *self.runtime.mcp_prompt_commands()]
+
+    def _attach_extensions(self) -> None:
+        """Complete skills and MCP prompts after `/`; ask about project servers added since the
+        workspace was trusted."""
+        files = self.prompt_area.files
+        if files is not None:
+            files.commands = self.extra_commands
+        if self.runtime.server_questions():
+            self.run_worker(self._ask_new_servers(), group="servers")
+
+    async def _ask_new_servers(self) -> None:
+        from peri_cli.tui.screens.server_question import ask_new_servers
+
+        for line in await ask_new_servers(self, self.runtime):
+            await self.notice(line, "warning")
+
+    async def _extension_message(self, text: str) -> str | None:
+        """What `/<skill> [args]` or `/mcp__<server>__<prompt> [args]` sends the model; None when
+        `text` is neither (it goes as typed); "" when it could not be had (a notice says why)."""
+        if not text.startswith("/"):
+            return None
+        from peri_cli.core.host import CommandError
+        from peri_cli.core.skills import SkillError, invoke_user_skill
+
+        try:
+            invocation = invoke_user_skill(self.runtime.skills, text.strip())
+            if invocation is not None:  # its allowed-tools are pre-approved for this turn
+                skill = invocation.skill
+                self.agent.policy.grant_for_turn(skill.allowed_tools, skill.scope == "project")
+                return invocation.message
+            if text.startswith("/mcp__"):
+                self.status.busy("getting the MCP prompt")
+            return await self.runtime.expand_mcp_prompt(text)
+        except (SkillError, CommandError) as e:
+            self.status.idle()
+            await self.notice(str(e), "error")
+            return ""
+
+    async def session_start(self, source: SessionStartSource) -> None:
+        """Run the SessionStart hooks as a turn of their own, so that a prompt sent meanwhile
+        waits for their context (which the next prompt carries to the model)."""
+        from peri_cli.core.sessionstart import has_session_start, session_start_events
+
+        agent = self.runtime.agent
+        if agent is None or not has_session_start(agent.hooks):
+            return
+        if self.turn is not None and not self.turn.done():
+            await asyncio.wait({self.turn})
+        await self.run_events(session_start_events(agent, source), "running SessionStart hooks")
+
+    # ending on SIGTERM and SIGHUP
+
+    def _install_exit_signals(self) -> None:
+        """SIGTERM and SIGHUP end the app the normal way, so the session is closed and no MCP
+        server outlives Peri (only the main thread's loop can take signals)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(signum, self._exit_on_signal, signum)
+
+    def _remove_exit_signals(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGHUP):
+                with contextlib.suppress(NotImplementedError, ValueError):
+                    loop.remove_signal_handler(signum)
+
+    def _exit_on_signal(self, signum: int) -> None:
+        self.exit(return_code=128 + signum)
 
     # keys
 
@@ -784,7 +881,8 @@ def run_tui(runtime: SessionHost | Callable[[], SessionHost], prompt: str | None
     finally:
         app.slot.release()
     if resume:
-        print(resume)
+        with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+            print(resume)
     return app.return_code or 0
 
 

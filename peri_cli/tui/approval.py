@@ -1,4 +1,5 @@
-"""What an approval shows: the call exactly as it would run, in full. Pure (input -> Content).
+"""What an approval shows: the call exactly as it would run, in full, and the answers it offers.
+Pure (input -> Content).
 
 A Bash command keeps its line breaks (numbered, so two commands never read as one), a Write or
 an Edit names the path where it really lands and shows every line of its diff, anything else
@@ -8,14 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
 from peri_cli.tui.format import plain
 from peri_cli.tui.paths import shown_path
 from peri_cli.tui.widgets.diff_view import content_lines, diff_for, render_diff
+
+if TYPE_CHECKING:
+    from peri_cli.core.events import PermissionAnswer
 
 _DIFF_TEXT_KEYS = frozenset({"file_path", "content", "old_string", "new_string"})
 
@@ -77,3 +83,61 @@ def _target(raw: object, workspace: Path | None, key: str = "file_path") -> list
     if workspace is not None and shown.startswith(os.sep):
         lines.append(Content.styled("  outside the workspace", "$warning"))
     return lines
+
+
+# --- the choices ------------------------------------------------------------------------------
+
+# Characters of suggested rules that fit a choice's row even at 60 columns; longer ones are also
+# listed in full at the end of the body (which scrolls), since a row is cut to the width.
+INLINE_RULES = 16
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer an approval offers; `key` is its letter (the number is its place)."""
+
+    answer: PermissionAnswer
+    label: str
+    key: str = ""
+    note: bool = False  # a deny that first asks for a note to the model
+
+
+def rules_text(suggestions: Sequence[str]) -> str:
+    return ", ".join(suggestions)
+
+
+def choices_for(suggestions: Sequence[str]) -> list[Choice]:
+    """Allow once; allow the suggested rules for the session or always in this project (only
+    when there are rules to offer); deny; deny with a note."""
+    out = [Choice("allow", "Allow once", "y")]
+    if suggestions:
+        rules = rules_text(suggestions)
+        out.append(Choice("allow_session", f"Allow for this session: {rules}", "a"))
+        out.append(Choice("allow_project", f"Always allow in this project: {rules}", "p"))
+    out.append(Choice("deny", "Deny", "n"))
+    out.append(Choice("deny", "Deny with a note to the model…", note=True))
+    return out
+
+
+def offered_rules(suggestions: Sequence[str]) -> Content | None:
+    """The rules the "allow" choices add, in full, when a choice's row may be too narrow for
+    them (shown at the end of the approval's body, which scrolls)."""
+    rules = rules_text(suggestions)
+    if not suggestions or len(rules) <= INLINE_RULES:
+        return None
+    return Content.assemble(plain("rules offered: ", "dim"), plain(rules, "bold"))
+
+
+def record_text(answer: PermissionAnswer | None, note: str = "") -> str:
+    """What became of an approval, for its one-line record."""
+    if answer == "deny" and note:
+        return f"denied, with a note: {note}"
+    return RECORD.get(answer or "", "not answered (the turn was stopped)")
+
+
+RECORD: dict[str, str] = {
+    "allow": "allowed once",
+    "allow_session": "allowed for this session",
+    "allow_project": "always allowed in this project",
+    "deny": "denied",
+}

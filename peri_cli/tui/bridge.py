@@ -62,6 +62,7 @@ def make_prompt(event: PermissionRequested, workspace: Path | None) -> Permissio
         event.future,
         workspace=workspace,
         agent=getattr(event, "agent", None),
+        request=event,
     )
 
 
@@ -150,7 +151,7 @@ class Bridge:
         anything the answer led to)."""
         for prompt in [p for p in self.prompts if p.answered]:
             self.prompts.remove(prompt)
-            await self.conversation.add(ApprovalRecord(prompt.tool, prompt.answer))
+            await self.conversation.add(ApprovalRecord(prompt.tool, prompt.answer, prompt.note))
 
     async def _notice(self, text: str, level: Level = "info") -> None:
         await self.conversation.add(NoticeLine(text, level))

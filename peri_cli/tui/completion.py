@@ -1,14 +1,16 @@
-"""What the prompt can complete: slash commands and `@path`s of workspace files. Pure but for the
-one directory walk, which is cached."""
+"""What the prompt can complete: slash commands (built in, skills, MCP prompts) and `@path`s of
+workspace files. Pure but for the one directory walk, which is cached."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from peri_cli.core.commands import COMMANDS
+from peri_cli.core.host import ExtraCommand
 
 SKIP_DIRS = frozenset(
     {
@@ -45,12 +47,16 @@ class Candidate:
     end: int
 
 
-def slash_candidates(text: str) -> list[Candidate]:
-    """Commands whose name starts with what follows the `/`, while the name is being typed."""
+MAX_DESCRIPTION = 80  # characters of a skill's or prompt's description in the menu
+
+
+def slash_candidates(text: str, extra: Sequence[ExtraCommand] = ()) -> list[Candidate]:
+    """Commands whose name starts with what follows the `/`, while the name is being typed:
+    the built-in ones, then skills and MCP prompts (a built-in command wins on a name clash)."""
     if not text.startswith("/") or any(c.isspace() for c in text):
         return []
     typed = text[1:]
-    return [
+    found = [
         Candidate(
             label=f"/{c.name}" + (f" {c.usage}" if c.usage else ""),
             description=c.description,
@@ -61,6 +67,25 @@ def slash_candidates(text: str) -> list[Candidate]:
         for c in COMMANDS.values()
         if c.name.startswith(typed)
     ]
+    seen = set(COMMANDS)
+    for c in extra:
+        if c.name in seen or not c.name.startswith(typed):
+            continue
+        seen.add(c.name)
+        about = " ".join(c.description.split())
+        if len(about) > MAX_DESCRIPTION:
+            about = about[: MAX_DESCRIPTION - 1] + "…"
+        kind = "skill" if c.kind == "skill" else "MCP prompt"
+        found.append(
+            Candidate(
+                label=f"/{c.name}" + (f" {c.usage}" if c.usage else ""),
+                description=f"({kind}) {about}".rstrip(),
+                replacement=f"/{c.name} ",
+                start=0,
+                end=len(text),
+            )
+        )
+    return found
 
 
 def at_token(text: str, cursor: int) -> tuple[int, str] | None:
@@ -72,8 +97,11 @@ def at_token(text: str, cursor: int) -> tuple[int, str] | None:
 class WorkspaceFiles:
     """Relative paths of the workspace's files, walked once (lazily) and ranked per query."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, commands: Callable[[], Sequence[ExtraCommand]] = lambda: ()
+    ) -> None:
         self.root = root
+        self.commands = commands  # the slash commands of skills and MCP prompts, asked each time
         self._files: list[str] | None = None
 
     @property

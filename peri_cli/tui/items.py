@@ -52,7 +52,16 @@ class SummaryItem:
     text: str
 
 
-Item = UserItem | AssistantItem | ToolItem | SeparatorItem | SummaryItem
+@dataclass
+class NoticeItem:
+    """A line Peri recorded about the session, not a message: a turn that was stopped or failed
+    (what the model was told about it)."""
+
+    text: str
+    level: Literal["info", "warning", "error"] = "warning"
+
+
+Item = UserItem | AssistantItem | ToolItem | SeparatorItem | SummaryItem | NoticeItem
 
 
 @dataclass
@@ -81,6 +90,7 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
     from peri_cli.core.transcript import (
         ClearMarker,
         CompactBoundary,
+        Interruption,
         MessageEntry,
         ProjectionEntry,
     )
@@ -107,6 +117,10 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
                     f"focus: {entry.focus}" if entry.focus else "",
                     texts.get(entry.summary_id, ""),
                 )
+            )
+        elif isinstance(entry, Interruption):
+            b.items.append(
+                NoticeItem(entry.text, "warning" if entry.reason == "cancelled" else "error")
             )
         elif isinstance(entry, ProjectionEntry):
             b.items.append(

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from peri_cli.core.commands import COMMANDS, Invocation
+from peri_cli.core.hooks import hook_config_from_layers
 from peri_cli.core.meta import BUILTIN_SUBAGENTS, MetaState, Resolution, capability
 from peri_cli.core.meta import resolve as resolve_meta
 from peri_cli.core.models import known_models, model_info
@@ -18,6 +19,7 @@ from peri_cli.core.permissions import MODES
 from peri_cli.core.provider import model_listed
 from peri_cli.core.textsafe import visible
 from peri_cli.tui.context import agent_report, estimate_request
+from peri_cli.tui.ext_views import hooks_table, lines_view, permissions_table, skills_table
 from peri_cli.tui.format import tokens
 from peri_cli.tui.screens.context_view import ContextView
 from peri_cli.tui.widgets.separator import Separator
@@ -26,7 +28,9 @@ if TYPE_CHECKING:
     from peri_cli.tui.app import PeriApp
 
 # These act at once even while a turn runs; the others wait in the queue for the turn to end.
-IMMEDIATE = frozenset({"help", "exit", "mode", "model", "context", "agents"})
+IMMEDIATE = frozenset(
+    {"help", "exit", "mode", "model", "context", "agents", "permissions", "hooks", "skills", "mcp"}
+)
 
 # The one key table of the TUI, as /help shows it (the README repeats it; `app.PeriApp.BINDINGS`
 # and the widgets' bindings implement it).
@@ -46,7 +50,11 @@ KEYS = [
     ("Ctrl+End", "back to the bottom, following new output"),
     ("Ctrl+O", "expand every fold (tool calls, thinking, summaries), or fold them all"),
     ("Enter, click", "on a fold's title: expand or fold it; typing still goes to the prompt"),
-    ("1 2 3, y a n", "answer an approval: allow once, allow for the session, deny"),
+    (
+        "1–5, y a p n",
+        "answer an approval: allow once (y), allow its rules for the session (a), always in "
+        "this project (p), deny (n), deny with a note to the model (5)",
+    ),
     ("Ctrl+L", "redraw the screen"),
 ]
 
@@ -185,6 +193,7 @@ class SlashCommands:
         after = await asyncio.to_thread(estimate_request, app.agent, app.estimator)
         await app.conversation.clear_screen(Separator("clear", before, after))
         app.status.set(context_tokens=after, context_estimated=True, cache_share=None)
+        await app.session_start("clear")
 
     async def cmd_compact(self, arg: str) -> None:
         app = self.app
@@ -252,6 +261,94 @@ class SlashCommands:
             )
             return
         await app.conversation.add(Static(agents_table(app), classes="help"))
+
+    async def cmd_permissions(self, _arg: str) -> None:
+        app = self.app
+        policy = app.agent.policy
+        rules = policy.rules
+        if rules.rules:
+            table = permissions_table(
+                rules, trusted=policy.trusted, workspace=policy.workspace, home=policy.home
+            )
+            await app.conversation.add(Static(table, classes="help"))
+        else:
+            await app.notice(
+                "No permission rules. Add them under permissions {allow, ask, deny} in "
+                "~/.peri/settings.json, .peri/settings.json or .peri/settings.local.json, e.g. "
+                '"allow": ["Bash(git diff:*)", "Edit(src/**)"].'
+            )
+        for problem in rules.problems:
+            await app.notice(problem, "warning")
+        await app.notice(
+            f"Permission mode: {policy.mode}. Rules are evaluated deny, then ask, then allow; "
+            "what none of them covers follows the mode."
+        )
+
+    async def cmd_hooks(self, _arg: str) -> None:
+        app = self.app
+        runtime, hooks = app.runtime, app.agent.hooks
+        if hooks is not None:
+            config, trusted = hooks.config, hooks.trusted
+        else:
+            config = hook_config_from_layers(runtime.loaded.layers if runtime.loaded else ())
+            trusted = runtime.trust is not None and runtime.trust.trusted
+        if config.hooks:
+            table = hooks_table(
+                config, trusted=trusted, workspace=runtime.workspace, home=app.agent.policy.home
+            )
+            await app.conversation.add(Static(table, classes="help"))
+        else:
+            await app.notice(
+                "No hooks configured. Add them under hooks in ~/.peri/settings.json or the "
+                "project's .peri/settings.json (Claude Code's format)."
+            )
+        for problem in config.problems:
+            await app.notice(problem, "warning")
+
+    async def cmd_skills(self, _arg: str) -> None:
+        app = self.app
+        entries = app.runtime.skills.entries()
+        if not app.runtime.meta.enabled("skills"):
+            await app.notice("Skills are turned off for this session (meta_harness: skills).")
+            return
+        if not entries:
+            await app.notice(
+                "No skills found. A skill is a folder with a SKILL.md, in ~/.claude/skills, "
+                "~/.agents/skills, ~/.peri/skills or the project's .claude/skills or "
+                ".agents/skills."
+            )
+            return
+        await app.conversation.add(Static(skills_table(entries), classes="help"))
+        await app.notice("Run a skill with /<name> [arguments]; the model loads them by name too.")
+
+    async def cmd_mcp(self, arg: str) -> None:
+        app = self.app
+        runtime = app.runtime
+        if arg:
+            verb, _, name = arg.partition(" ")
+            if verb != "reconnect" or not name.strip():
+                await app.notice("Usage: /mcp, or /mcp reconnect NAME", "error")
+                return
+            await app.notice(await asyncio.to_thread(runtime.mcp_reconnect, name.strip()))
+            return
+        lines = runtime.mcp_statuses()
+        if not lines:
+            await app.notice(
+                "No MCP servers. Configure them under mcpServers in ~/.peri/settings.json or "
+                "the project's .mcp.json (Claude Code's format)."
+            )
+            return
+        view = lines_view("MCP servers", lines)
+        prompts = runtime.mcp_prompt_commands()
+        if prompts:
+            view.append("\n\nPrompts (run as slash commands)", style="bold")
+            for p in prompts:
+                view.append("\n  ")
+                view.append(visible(f"/{p.name} {p.usage}".rstrip()), style="cyan")
+                if p.description:
+                    view.append(visible(f"  {' '.join(p.description.split())[:120]}"), style="dim")
+        await app.conversation.add(Static(view, classes="help"))
+        await app.notice("Reconnect a server with /mcp reconnect NAME.")
 
 
 def agents_table(app: PeriApp) -> Table:

@@ -10,6 +10,7 @@ from textual.widget import Widget
 from peri_cli.tui.items import (
     AssistantItem,
     Item,
+    NoticeItem,
     SeparatorItem,
     SummaryItem,
     ToolItem,
@@ -18,6 +19,7 @@ from peri_cli.tui.items import (
 from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
 from peri_cli.tui.widgets.folded_text import FoldedText
+from peri_cli.tui.widgets.notice import NoticeLine
 from peri_cli.tui.widgets.separator import Separator
 from peri_cli.tui.widgets.tool_call import ToolCallView
 from peri_cli.tui.widgets.user_message import UserMessage
@@ -58,4 +60,6 @@ def widgets_for(item: Item, workspace: Path | None = None) -> list[Widget]:
             ]
         case SummaryItem(title=title, text=text):
             return [FoldedText(title, text)]
+        case NoticeItem(text=text, level=level):
+            return [NoticeLine(text, level)]
     return []

@@ -110,12 +110,12 @@ async def test_write_and_bash_approvals_are_shown_visibly(tmp_path: Path) -> Non
         await until(pilot, lambda: app.query(PermissionPrompt), what="the Write approval")
         await pilot.pause()
         assert_safe(app, "Allow Write?", "tr '[a-z' x", *VISIBLE)
-        await pilot.press("3")
+        await pilot.press("n")
         pending = app.approvals
         await until(pilot, lambda: getattr(pending.pending, "tool", "") == "Bash", what="Bash")
         await pilot.pause()
         assert_safe(app, "Allow Bash?", "tr '[a-z' x", *VISIBLE)
-        await pilot.press("3")
+        await pilot.press("n")
         await until(pilot, lambda: not app.busy)
     runtime.close()
 

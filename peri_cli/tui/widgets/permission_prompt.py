@@ -1,4 +1,5 @@
-"""Approval for one tool call: allow once, allow for the session, or deny.
+"""Approval for one tool call: allow once, allow the suggested rules for the session or always in
+this project, deny, or deny with a note to the model.
 
 It stands above the prompt (never inside the scrolling conversation), so the question is on
 screen whatever the conversation does. The call is shown in full (`tui/approval.py`); when it
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events
 from textual.app import ComposeResult
@@ -19,20 +20,24 @@ from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from peri_cli.core.events import PermissionAnswer
-from peri_cli.tui.approval import approval_body, line_count
+from peri_cli.tui.approval import (
+    Choice,
+    approval_body,
+    choices_for,
+    line_count,
+    offered_rules,
+    record_text,
+)
 from peri_cli.tui.format import plain
 
-CHOICES: list[tuple[PermissionAnswer, str]] = [
-    ("allow", "Allow once"),
-    ("allow_session", "Allow {tool} for this session"),
-    ("deny", "Deny"),
-]
-RECORD = {"allow": "allowed once", "allow_session": "allowed for this session", "deny": "denied"}
-ANSWER_KEYS = frozenset("123yan")
-KEYS_HELP = "↑↓ Enter · y / a / n · Esc denies"
+if TYPE_CHECKING:
+    from peri_cli.core.events import PermissionRequested
+
+LETTERS = frozenset("yapn")
+NOTE_PLACEHOLDER = "Tell the model why, or what to do instead (Enter denies, Esc without a note)"
 
 
 class PermissionPrompt(Vertical, can_focus=True):
@@ -43,9 +48,9 @@ class PermissionPrompt(Vertical, can_focus=True):
         padding: 0 1;
         border: round $warning;
         background: $warning 8%;
-        &:focus { background: $warning 15%; }
+        &:focus, &:focus-within { background: $warning 15%; }
         & > Static { width: 1fr; height: auto; }
-        & > .approval--header, & > .approval--choices, & > .approval--keys {
+        & > .approval--header, & > .approval--choices {
             text-wrap: nowrap;
             text-overflow: ellipsis;
         }
@@ -57,16 +62,23 @@ class PermissionPrompt(Vertical, can_focus=True):
         }
         & > .approval--hint { color: $warning; text-style: italic; }
         & > .approval--question { text-style: bold; color: $warning; }
-        & > .approval--keys { color: $text-muted; }
+        & > .approval--note { height: 1; border: none; padding: 0 1; margin: 0; }
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "move(-1)", "Up", show=False),
         Binding("down", "move(1)", "Down", show=False),
         Binding("enter", "choose", "Choose"),
-        Binding("1,y", "answer('allow')", "Allow once"),
-        Binding("2,a", "answer('allow_session')", "Allow for session"),
-        Binding("3,n,escape", "answer('deny')", "Deny"),
+        Binding("1", "pick(0)", "", show=False),
+        Binding("2", "pick(1)", "", show=False),
+        Binding("3", "pick(2)", "", show=False),
+        Binding("4", "pick(3)", "", show=False),
+        Binding("5", "pick(4)", "", show=False),
+        Binding("y", "letter('y')", "Allow once"),
+        Binding("a", "letter('a')", "Allow for session", show=False),
+        Binding("p", "letter('p')", "Always allow here", show=False),
+        Binding("n", "letter('n')", "Deny"),
+        Binding("escape", "answer('deny')", "Deny", show=False),
     ]
 
     selected = reactive(0, init=False)
@@ -86,13 +98,20 @@ class PermissionPrompt(Vertical, can_focus=True):
         *,
         workspace: Path | None = None,
         agent: str | None = None,
+        request: PermissionRequested | None = None,
     ) -> None:
+        """`request`: the loop's event, whose suggested rules are offered and whose deny note
+        is set before a "deny" is answered."""
         super().__init__()
         self.tool = tool
         self.tool_input = tool_input
         self.reason = reason
         self.future = future
+        self.request = request
+        self.suggestions = list(request.suggestions) if request is not None else []
+        self.options: list[Choice] = choices_for(self.suggestions)
         self.answer: PermissionAnswer | None = None
+        self.note = ""
         self.answered = False
         self.lines = line_count(tool, tool_input)
         asker = Content.assemble(" · asked by ", plain(agent, "bold")) if agent else ""
@@ -100,17 +119,18 @@ class PermissionPrompt(Vertical, can_focus=True):
             Content.assemble(plain(tool, "bold"), asker, " · ", plain(reason)),
             classes="approval--header",
         )
-        self.body = VerticalScroll(
-            Static(approval_body(tool, tool_input, workspace)), classes="approval--body"
-        )
+        body = approval_body(tool, tool_input, workspace)
+        rules = offered_rules(self.suggestions)
+        if rules is not None:  # too long for the choices' labels: in full, where it scrolls
+            body = Content("\n").join([body, rules])
+        self.body = VerticalScroll(Static(body), classes="approval--body")
         self.body.can_focus = False
         self.hint = Static("", classes="approval--hint")
         self.hint.display = False
-        self.question = Static(
-            Content.assemble("Allow ", plain(tool), "? 1 / 2 / 3"), classes="approval--question"
-        )
+        self.note_input = Input(placeholder=NOTE_PLACEHOLDER, classes="approval--note")
+        self.note_input.display = False
+        self.question = Static(self._question(), classes="approval--question")
         self.choices = Static(self._choices(), classes="approval--choices")
-        self.keys = Static(KEYS_HELP, classes="approval--keys")
 
     def compose(self) -> ComposeResult:
         yield self.header
@@ -118,14 +138,16 @@ class PermissionPrompt(Vertical, can_focus=True):
         yield self.hint
         yield self.question
         yield self.choices
-        yield self.keys
+        yield self.note_input
 
     # fitting the screen
 
     def fit(self, room: int) -> None:
         """Take at most `room` rows: the body gets what the rest leaves (at least one row)."""
         fixed = sum(
-            w.outer_size.height for w in (self.header, self.question, self.choices, self.keys)
+            w.outer_size.height
+            for w in (self.header, self.question, self.choices, self.note_input)
+            if w.display
         )
         chrome = fixed + 1 + self.styles.gutter.height  # +1: the hint's row, always reserved
         limit = max(1, room - chrome)
@@ -163,31 +185,86 @@ class PermissionPrompt(Vertical, can_focus=True):
 
     def _choices(self) -> Content:
         rows: list[Content] = []
-        for i, (_, label) in enumerate(CHOICES):
-            text = Content.assemble(f"{i + 1}. ", plain(label.format(tool=self.tool)))
+        for i, choice in enumerate(self.options):
+            key = (choice.key or " ") + "  "
+            text = Content.assemble(f"{i + 1}. ", (key, "dim"), plain(choice.label))
             if i == self.selected:
                 rows.append(Content.assemble(("› ", "bold"), text.stylize("reverse")))
             else:
                 rows.append(Content.assemble("  ", text))
         return Content("\n").join(rows)
 
+    def _question(self) -> Content:
+        """The question with the keys that answer it (each choice shows its letter)."""
+        keys = (
+            "Enter denies with the note · Esc without"
+            if self.note_input.display
+            else ("↑↓ Enter · Esc denies")
+        )
+        return Content.assemble(
+            "Allow ", plain(self.tool), f"? 1–{len(self.options)}", (f"  {keys}", "not bold dim")
+        )
+
     def watch_selected(self) -> None:
         self.choices.update(self._choices())
 
     def action_move(self, step: int) -> None:
-        if not self.answered:
-            self.selected = (self.selected + step) % len(CHOICES)
+        if not self.answered and not self.note_input.display:
+            self.selected = (self.selected + step) % len(self.options)
 
     def action_choose(self) -> None:
-        self.action_answer(CHOICES[self.selected][0])
+        self._take(self.options[self.selected])
+
+    def action_pick(self, index: int) -> None:
+        if 0 <= index < len(self.options) and not self.note_input.display:
+            self.selected = index
+            self._take(self.options[index])
+
+    def action_letter(self, key: str) -> None:
+        """A choice's letter; a letter of a choice not offered here does nothing."""
+        for index, choice in enumerate(self.options):
+            if choice.key == key:
+                self.action_pick(index)
+                return
+
+    def _take(self, choice: Choice) -> None:
+        if choice.note:
+            self.ask_note()
+        else:
+            self.action_answer(choice.answer)
+
+    def ask_note(self) -> None:
+        """Show the one-line note input; Enter denies with what was typed."""
+        if self.answered:
+            return
+        self.note_input.display = True
+        self.question.update(self._question())
+        self.note_input.focus()
+        self.app.call_after_refresh(self._refit)
+
+    def _refit(self) -> None:
+        fit = getattr(self.app, "fit_approval", None)
+        if callable(fit):
+            fit()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.note = " ".join(event.value.split())
+        self.action_answer("deny")
 
     def action_answer(self, answer: PermissionAnswer) -> None:
         if self.answered:
             return
         self.answer = answer
+        if self.request is not None and answer == "deny":
+            self.request.deny_note = self.note
         if not self.future.done():
             self.future.set_result(answer)
         self._close()
+
+    @property
+    def record(self) -> str:
+        return record_text(self.answer, self.note)
 
     def cancel(self) -> None:
         """The turn ended without an answer (cancelled): record that and step aside."""
@@ -197,16 +274,24 @@ class PermissionPrompt(Vertical, can_focus=True):
     def _close(self) -> None:
         self.answered = True
         self.can_focus = False
+        self.note_input.display = False
         self.post_message(self.Answered(self, self.answer))
 
     def on_key(self, event: events.Key) -> None:
         # only the answer keys act here: a stray letter neither answers nor leaves the approval
-        if event.is_printable and event.character not in ANSWER_KEYS:
+        if self.note_input.display:
+            return  # typing the note
+        if event.is_printable and not self._answer_key(event.character or ""):
             event.stop()
             event.prevent_default()
 
+    def _answer_key(self, character: str) -> bool:
+        if character in LETTERS:
+            return True
+        return character.isdigit() and 1 <= int(character) <= len(self.options)
+
     def on_click(self, _event: events.Click) -> None:
-        if not self.answered:
+        if not self.answered and not self.note_input.display:
             self.focus()
 
 
@@ -217,11 +302,10 @@ class ApprovalRecord(Static):
     ApprovalRecord { margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, tool: str, answer: PermissionAnswer | None) -> None:
+    def __init__(self, tool: str, answer: PermissionAnswer | None, note: str = "") -> None:
         self.tool = tool
         self.answer = answer
-        what = RECORD.get(answer or "", "not answered (the turn was stopped)")
-        super().__init__(Content.assemble(plain(tool), f": {what}"))
+        super().__init__(Content.assemble(plain(tool), ": ", plain(record_text(answer, note))))
 
 
 class ApprovalDock(Vertical):

@@ -119,7 +119,7 @@ class PromptArea(Vertical):
 
         text = self.input.text
         if "\n" not in text:
-            slash = slash_candidates(text)
+            slash = slash_candidates(text, self.files.commands() if self.files else ())
             if slash:
                 return slash
         if self.files is None:

@@ -1,0 +1,208 @@
+"""Issue 14, the TUI approval: allow once; allow the suggested rules for this session; always allow
+them in this project (`.peri/settings.local.json`); deny; deny with a note the model reads. Options
+without rules to offer are hidden; the question and every choice stay on screen at 60x20; rule
+text is never markup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from peri_cli.core.messages import ToolResultPart
+from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
+from peri_cli.tui.app import PeriApp
+from peri_cli.tui.widgets.permission_prompt import ApprovalRecord, PermissionPrompt
+from peri_cli.tui.widgets.tool_call import ToolCallView
+
+from .harness import FIXED_NOW, make_runtime, screen_text, send, until
+
+
+def bash(*commands: str) -> ScriptedReply:
+    return ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": c}) for c in commands])
+
+
+async def asked(pilot: object, app: PeriApp) -> PermissionPrompt:
+    """Wait for an approval to be pending and focused."""
+    await until(
+        pilot,
+        lambda: app.approvals.pending is not None and app.focused is app.approvals.pending,
+        what="the approval",
+    )
+    prompt = app.approvals.pending
+    assert prompt is not None
+    await pilot.pause()  # type: ignore[attr-defined]
+    return prompt
+
+
+def results(provider: ScriptedProvider) -> list[ToolResultPart]:
+    last = provider.requests[-1].messages[-1]
+    return [p for p in last.content if isinstance(p, ToolResultPart)]
+
+
+async def test_the_five_choices_name_the_rules_and_answer_by_number_or_letter(
+    tmp_path: Path,
+) -> None:
+    runtime = make_runtime(tmp_path, [bash("git diff HEAD"), ScriptedReply(text="ok")])
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "diff", wait=False)
+        prompt = await asked(pilot, app)
+        screen = screen_text(app)
+        assert prompt.suggestions == ["Bash(git diff:*)"]
+        assert "Allow Bash? 1–5" in screen
+        for row in (
+            "1. y  Allow once",
+            "2. a  Allow for this session: Bash(git diff:*)",
+            "3. p  Always allow in this project: Bash(git diff:*)",
+            "4. n  Deny",
+            "5.    Deny with a note to the model…",
+        ):
+            assert row in screen, row
+        await pilot.press("x", "q")  # stray keys neither answer nor leave
+        assert not prompt.answered and app.focused is prompt
+        await pilot.press("4")
+        await until(pilot, lambda: not app.busy)
+        assert prompt.answer == "deny"
+    runtime.close()
+
+
+async def test_without_rules_to_offer_only_once_deny_and_the_note_are_offered(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "elsewhere.txt"
+    call = ScriptedCall("Write", {"file_path": str(outside), "content": "x\n"})
+    runtime = make_runtime(tmp_path, [ScriptedReply(tool_calls=[call]), ScriptedReply(text="ok")])
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "write outside", wait=False)
+        prompt = await asked(pilot, app)
+        screen = screen_text(app)
+        assert prompt.suggestions == []
+        assert "Allow Write? 1–3" in screen
+        assert "this session" not in screen and "this project" not in screen
+        await pilot.press("a", "p")  # letters of choices not offered do nothing
+        assert not prompt.answered
+        await pilot.press("2")  # the second choice here is Deny
+        await until(pilot, lambda: not app.busy)
+        assert prompt.answer == "deny" and not outside.exists()
+    runtime.close()
+
+
+async def test_allow_the_prefix_for_the_session_stops_asking_for_it_only(tmp_path: Path) -> None:
+    """`Bash(git diff:*)` for the session: `git diff HEAD~1` runs without asking afterwards;
+    `git difftool` still asks."""
+    replies = [
+        bash("git diff HEAD"),
+        bash("git diff HEAD~1"),
+        bash("git difftool"),
+        ScriptedReply(text="done"),
+    ]
+    runtime = make_runtime(tmp_path, replies)
+    provider = runtime._provider
+    assert isinstance(provider, ScriptedProvider)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "diff", wait=False)
+        first = await asked(pilot, app)
+        await pilot.press("a")
+        await until(
+            pilot,
+            lambda: app.approvals.pending is not None and app.approvals.pending is not first,
+            what="the next approval",
+        )
+        second = app.approvals.pending
+        assert second is not None and second.tool_input["command"] == "git difftool"
+        await pilot.press("n")
+        await until(pilot, lambda: not app.busy)
+        commands = [v.tool_input["command"] for v in app.query(ToolCallView) if v.tool_input]
+        assert commands == ["git diff HEAD", "git diff HEAD~1", "git difftool"]
+        assert [r.answer for r in app.query(ApprovalRecord)] == ["allow_session", "deny"]
+    assert len(provider.requests) == 4  # every call got its result, the first two ran
+    rules = [(r.behavior, r.text, str(r.source)) for r in runtime.agent.policy.rules.rules]
+    assert ("allow", "Bash(git diff:*)", "this session") in rules
+    assert not (runtime.workspace / ".peri" / "settings.local.json").exists()
+    runtime.close()
+
+
+async def test_always_allow_in_this_project_writes_the_local_settings(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, [bash("git diff HEAD"), ScriptedReply(text="ok")])
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "diff", wait=False)
+        await asked(pilot, app)
+        await pilot.press("p")
+        await until(pilot, lambda: not app.busy)
+        assert [r.answer for r in app.query(ApprovalRecord)] == ["allow_project"]
+        assert "always allowed in this project" in screen_text(app)
+    saved = json.loads((runtime.workspace / ".peri" / "settings.local.json").read_text())
+    assert saved["permissions"]["allow"] == ["Bash(git diff:*)"]
+    runtime.close()
+
+
+async def test_deny_with_a_note_tells_the_model(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, [bash("grep -r TODO ."), ScriptedReply(text="ok")])
+    provider = runtime._provider
+    assert isinstance(provider, ScriptedProvider)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await send(pilot, "find todos", wait=False)
+        prompt = await asked(pilot, app)
+        await pilot.press("5")
+        await until(pilot, lambda: app.focused is prompt.note_input, what="the note input")
+        assert "Allow Bash?" in screen_text(app)  # the question stays on screen
+        await pilot.press(*"use the Grep tool instead, n")  # letters are the note's here
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.busy)
+        assert prompt.answer == "deny" and prompt.note == "use the Grep tool instead, n"
+        record = app.query_one(ApprovalRecord)
+        assert "denied, with a note: use the Grep tool instead" in str(record.render())
+    (result,) = results(provider)
+    assert result.is_error
+    assert "The user denied Bash and said: use the Grep tool instead, n" in result.text
+    runtime.close()
+
+
+async def test_esc_in_the_note_denies_without_one(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, [bash("rm -rf build"), ScriptedReply(text="ok")])
+    provider = runtime._provider
+    assert isinstance(provider, ScriptedProvider)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "clean", wait=False)
+        prompt = await asked(pilot, app)
+        await pilot.press("down", "down", "down", "down", "enter")  # the fifth: a note
+        await until(pilot, lambda: app.focused is prompt.note_input, what="the note input")
+        await pilot.press(*"nope", "escape")
+        await until(pilot, lambda: not app.busy)
+        assert prompt.answer == "deny" and prompt.note == ""
+        assert app.focused is app.prompt_area.input
+    (result,) = results(provider)
+    assert "Permission denied for Bash" in result.text
+    runtime.close()
+
+
+async def test_long_and_markup_like_rules_at_60x20(tmp_path: Path) -> None:
+    """Rules derived from the model's command are shown as written (never markup); when they
+    are longer than a row, the body lists them in full; the question stays on screen."""
+    command = "'[b]x[/b]' --go && '[@click=app.quit]y[/]' run && cat notes-with-a-long-name.txt"
+    runtime = make_runtime(tmp_path, [bash(command), ScriptedReply(text="ok")])
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await send(pilot, "go", wait=False)
+        prompt = await asked(pilot, app)
+        assert len(prompt.suggestions) == 3
+        seen = []
+        for _ in range(8):
+            screen = screen_text(app)
+            assert "Allow Bash? 1–5" in screen and "5.    Deny with a note" in screen
+            seen.append(screen)
+            await pilot.press("pagedown")
+            await pilot.pause()
+        everything = "\n".join(seen)
+        assert "rules offered: Bash('[b]x[/b]':*)," in everything  # (wrapped at 60 columns)
+        assert "Bash('[@click=app.quit]y[/]':*), Bash(cat:*)" in everything
+        assert "2. a  Allow for this session: Bash('[b]x[/b]':*)" in everything
+        await pilot.press("n")
+        await until(pilot, lambda: not app.busy)
+        assert app.is_running
+    runtime.close()

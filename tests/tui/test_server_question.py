@@ -1,0 +1,133 @@
+"""Issue 11: a project MCP server added to `.mcp.json` after the workspace was trusted is asked
+about once in the TUI before it starts, and the answer is remembered (a changed entry is a new
+server). Real runtimes, a real stdio MCP server, the trust file on disk."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from peri_cli.core.host import ServerQuestion
+from peri_cli.core.trust import TRUST_FILE, TrustRecord, TrustStore
+from peri_cli.tui.app import PeriApp
+from peri_cli.tui.screens.server_question import ServerQuestionScreen, question_text
+from peri_cli.tui.screens.trust_dialog import TrustDialog
+from peri_cli.tui.widgets.notice import NoticeLine
+from tests.mcp.helpers import SERVERS
+
+from .harness import FIXED_NOW, screen_text, until
+from .test_extension_commands import builder, ready
+
+SIZE = (120, 36)
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    monkeypatch.chdir(path)
+    return path
+
+
+def crash(*extra: str) -> dict[str, Any]:
+    return {"command": sys.executable, "args": [str(SERVERS / "crash_server.py"), *extra]}
+
+
+def mcp_json(ws: Path, servers: dict[str, Any]) -> None:
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+
+def record(tmp_path: Path) -> dict[str, Any]:
+    data = json.loads((tmp_path / "peri-home" / TRUST_FILE).read_text())
+    (entry,) = data["workspaces"].values()
+    return entry
+
+
+async def asked(pilot: Any, app: PeriApp) -> None:
+    await until(pilot, lambda: isinstance(app.screen, ServerQuestionScreen), what="the question")
+    await pilot.pause()
+
+
+def states(app: PeriApp) -> dict[str, str]:
+    out = {}
+    for line in app.runtime.mcp_statuses():
+        name, rest = line.split(" (", 1)
+        out[name] = rest.split(": ", 1)[1].split(" —")[0]
+    return out
+
+
+async def test_trusting_approves_the_listed_servers_and_a_new_one_is_asked_once(
+    ws: Path, tmp_path: Path
+) -> None:
+    mcp_json(ws, {"first": crash()})
+    # 1. the trust dialog lists `first`; trusting it starts it and approves it
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TrustDialog), what="the trust dialog")
+        await pilot.press("y")
+        await ready(pilot)
+        await until(pilot, lambda: states(app).get("first") == "connected", what="first")
+        assert not isinstance(app.screen, ServerQuestionScreen)
+    app.runtime.close()
+    assert record(tmp_path)["trusted"] is True and len(record(tmp_path)["servers"]) == 1
+
+    # 2. a server added since: asked once, before it starts; Start remembers it
+    mcp_json(ws, {"first": crash(), "second": crash("--x")})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        screen = screen_text(app)
+        assert "Start a new MCP server from this project?" in screen
+        assert "second  (from .mcp.json)" in screen and "crash_server.py --x" in screen
+        assert states(app)["second"] == "skipped"  # not started while asking
+        await pilot.press("y")
+        await until(pilot, lambda: states(app).get("second") == "connected", what="second")
+        assert states(app)["first"] == "connected"
+    app.runtime.close()
+    assert len(record(tmp_path)["servers"]) == 2
+
+    # 3. asked once: the next run starts both without a question; a third is refused
+    mcp_json(ws, {"first": crash(), "second": crash("--x"), "third": crash("--y")})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        assert "third" in screen_text(app) and "second  (from" not in screen_text(app)
+        await pilot.press("n")
+        await ready(pilot)
+        await until(pilot, lambda: states(app).get("second") == "connected", what="second")
+        assert states(app)["third"] == "skipped"
+    app.runtime.close()
+    assert len(record(tmp_path)["refused_servers"]) == 1
+
+    # 4. the refusal is remembered too: no question, a warning that says why
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        assert not isinstance(app.screen, ServerQuestionScreen)
+        (line,) = [n.text for n in app.query(NoticeLine) if "'third'" in n.text]
+        assert line.startswith("MCP server 'third' from") and "you said not to start it" in line
+    app.runtime.close()
+
+
+async def test_esc_leaves_the_server_off_and_asks_again_next_time(ws: Path, tmp_path: Path) -> None:
+    TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
+    mcp_json(ws, {"later": crash()})
+    for _ in range(2):
+        app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+        async with app.run_test(size=SIZE) as pilot:
+            await asked(pilot, app)
+            await pilot.press("escape")
+            await ready(pilot)
+            assert states(app)["later"] == "skipped"
+        app.runtime.close()
+    assert record(tmp_path).get("servers", []) == []
+
+
+def test_the_question_shows_repository_text_visibly() -> None:
+    question = ServerQuestion("[b]evil\x1b[2J", "rm -rf / \x1b]52;c;eA==\x07", ".mcp.json")
+    text = question_text(question).plain
+    assert "[b]evil␛[2J" in text and "␛]52;c;eA==␇" in text and "\x1b" not in text
