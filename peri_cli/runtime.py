@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from peri_cli.core.agent_types import discover_agent_types
+from peri_cli.core.checkpoints import Checkpointer
 from peri_cli.core.childenv import child_env
 from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import ContributionChain, default_chain
@@ -273,6 +274,7 @@ class Runtime:
             env=child_env(self.env, self.settings.scrub_env),
             retry_max_wait=self.settings.retry_max_wait_seconds,
             hooks=self._hooks_for(session),
+            checkpoints=Checkpointer(session),
         )
         policy = PermissionPolicy(
             mode=self.mode,
