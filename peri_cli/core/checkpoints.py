@@ -24,7 +24,7 @@ from peri_cli.core.transcript import CheckpointEntry, FileState
 if TYPE_CHECKING:
     from peri_cli.core.session import Session
 
-__all__ = ["CHECKPOINTS_DIR", "Checkpointer", "CheckpointError", "current_sha", "sha_of"]
+__all__ = ["CHECKPOINTS_DIR", "CheckpointError", "Checkpointer", "current_sha", "sha_of"]
 
 # A file larger than this is not kept (it is recorded as not restorable): Write and Edit work on
 # text files the model handles whole, far smaller than this.
@@ -51,7 +51,7 @@ def _state(path: Path) -> tuple[FileState, bytes | None]:
     return FileState(path=str(path), sha=sha_of(data)), data
 
 
-def current_sha(path: Path) -> str | None | Literal[False]:
+def current_sha(path: Path) -> str | Literal[False] | None:
     """The sha256 of what `path` holds now; None when absent; False when it cannot be read."""
     state, _ = _state(path)
     if state.note is not None:

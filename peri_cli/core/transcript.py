@@ -334,7 +334,8 @@ def _lines_backwards(
 
 def load_tail(path: Path) -> LoadResult:
     """The header plus the entries the model can still see: from the last /clear, or the last
-    Full-compact summary, to the end (a /rewind reaches back past its target first). Reads backwards, so the cost follows the tail, not the file.
+    Full-compact summary, to the end (a /rewind reaches back past its target first). Reads
+    backwards, so the cost follows the tail, not the file.
     Lines before the cut are not parsed (they are excluded from the view in any case)."""
     try:
         with path.open("rb") as f:

@@ -20,7 +20,8 @@ from tests.tui.harness import make_runtime
 
 
 def _write(path: str, content: str) -> ScriptedReply:
-    return ScriptedReply(tool_calls=[ScriptedCall("Write", {"file_path": path, "content": content})])
+    call = ScriptedCall("Write", {"file_path": path, "content": content})
+    return ScriptedReply(tool_calls=[call])
 
 
 def _edit(path: str, old: str, new: str) -> ScriptedReply:
