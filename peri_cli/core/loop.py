@@ -193,8 +193,11 @@ class Agent:
             cache_marks=cache_marks(self.session.entries) if tools else (),
         )
 
-    async def run(self, prompt: str | None = None) -> AsyncIterator[Event]:
+    async def run(
+        self, prompt: str | None = None, attachments: MessageEntry | None = None
+    ) -> AsyncIterator[Event]:
         """Receive a prompt (None or blank means "keep going") and loop until the reply is final.
+        `attachments`: what the prompt's `@path`s and pasted images attach, stored right after it.
 
         A turn that is cancelled or fails leaves an `Interruption` entry saying what ran."""
         self.last_interruption = None
@@ -204,6 +207,8 @@ class Agent:
             received = [_queued(item) for item in self.inbox]
             if text.strip():
                 received.append(MessageEntry(message=user_text(text)))
+                if attachments is not None:
+                    received.append(attachments)
                 if self.hooks is not None:
                     self.hooks.guard.reset()
                     outcome = await self.hooks.run("UserPromptSubmit", prompt=text)
