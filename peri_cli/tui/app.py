@@ -76,6 +76,7 @@ class PeriApp(App[int]):
         history: PromptHistory | None = None,
         page: int = PAGE,
         freeze_gc: bool = False,
+        long_turn: float = LONG_TURN,
     ) -> None:
         """`runtime` may be a function building it: it is then called in a thread once the
         first frame is drawn (a `StartupError` from it ends the app with its message).
@@ -112,6 +113,7 @@ class PeriApp(App[int]):
         self._focused = True  # the terminal has focus (as far as it reports focus changes)
         self._bypass_cycle: bool | None = None  # started in bypass: Shift+Tab may return to it
         self.notifications: list[str] = []  # what was sent to the terminal as a notification
+        self.long_turn = long_turn  # seconds: a longer turn notifies when it ends
 
     def compose(self) -> ComposeResult:
         yield self.conversation
@@ -451,7 +453,7 @@ class PeriApp(App[int]):
             await self.bridge.run(events, with_note=prompt_turn)
         finally:
             self.turn = None
-            if prompt_turn and time.monotonic() - started > LONG_TURN and not self._closing:
+            if prompt_turn and time.monotonic() - started >= self.long_turn and not self._closing:
                 self.notify_user("Peri finished a turn")
             if self.is_running and not self._closing:
                 self.status.idle()

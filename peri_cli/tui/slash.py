@@ -242,9 +242,6 @@ class SlashCommands:
         if choice is None:
             app.prompt_area.input.focus()
             return
-        restored: list[str] = []
-        if choice.kind in ("both", "code"):
-            restored = await self._rewind_code(choice.prompt.id)
         if choice.kind in ("both", "conversation"):
             from peri_cli.core.rewind import rewind_conversation
 
@@ -256,7 +253,10 @@ class SlashCommands:
                 f"Rewound the conversation to before prompt {choice.prompt.number}; its text is "
                 "back in the prompt. The hidden messages stay in the session file."
             )
-        elif restored:  # the conversation stays: tell the model its files changed back
+        restored: list[str] = []
+        if choice.kind in ("both", "code"):
+            restored = await self._rewind_code(choice.prompt.id)
+        if restored and choice.kind == "code":  # the conversation stays: tell the model
             app.agent.inbox.append(
                 "[The user restored these files to how they were before an earlier prompt; "
                 "read them again before relying on them: " + ", ".join(restored) + "]"

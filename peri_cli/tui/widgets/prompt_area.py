@@ -181,6 +181,7 @@ class PromptArea(Vertical):
             return
         from peri_cli.core.commands import COMMANDS
 
+        typed = self.input.text.strip()
         self._apply(candidate)
         name = candidate.replacement.strip().lstrip("/")
         takes_argument = name in COMMANDS and bool(COMMANDS[name].usage)
@@ -188,7 +189,7 @@ class PromptArea(Vertical):
             event.key == "enter"
             and candidate.start == 0
             and name in COMMANDS
-            and not takes_argument
+            and (not takes_argument or typed == f"/{name}")  # typed whole: run it as it is
         ):
             self._submit(self.input.text)
 
