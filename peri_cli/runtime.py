@@ -245,6 +245,7 @@ class Runtime:
         from peri_cli.tools import builtin_tools
         from peri_cli.tools.agent import AgentTool
         from peri_cli.tools.skill import SkillTool
+        from peri_cli.tools.webfetch import WebFetchTool
 
         home = Path(self.env.get("HOME", str(Path.home())))
         meta = self.meta
@@ -261,6 +262,7 @@ class Runtime:
                 registry.add(SkillTool(self.skills))
             if self.mcp is not None and meta.enabled("mcp"):
                 self.mcp.attach(registry)  # the servers' sources first, so the wrappers are offered
+            registry.add(WebFetchTool(), deferred=True)  # found through SearchExtraTools
             if meta.enabled("deferred"):
                 offer_extra_tools(registry)
             return registry
