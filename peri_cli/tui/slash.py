@@ -44,13 +44,29 @@ KEYS = [
         "back to the prompt (from a fold) · interrupt the running turn. It never clears "
         "typed text",
     ),
+    ("Esc Esc", "on an empty prompt while idle: /rewind (back to before one of your prompts)"),
     ("Ctrl+C", "interrupt the running turn, else clear the prompt; twice when idle quits"),
+    (
+        "Shift+Tab",
+        "cycle the permission mode: default → accept-edits → plan (→ bypass if started in it)",
+    ),
+    (
+        "Ctrl+R",
+        "search the prompt history (fuzzy, this workspace first); Enter puts it in the prompt",
+    ),
     ("PgUp / PgDn", "scroll the conversation (the approval, while one is pending)"),
     ("Ctrl+End", "back to the bottom, following new output"),
     ("Ctrl+O", "expand every fold (tool calls, thinking, summaries), or fold them all"),
     ("Enter, click", "on a fold's title: expand or fold it; typing still goes to the prompt"),
     ("1 2 3, y a n", "answer an approval: allow once, allow for the session, deny"),
     ("Ctrl+L", "redraw the screen"),
+]
+
+# What the prompt understands besides commands (/help and the README show it).
+INPUT = [
+    ("@path", "attach a file (as Read shows it), a folder's listing or an image, on send"),
+    ("paste an image", "a path to an image, or image data: attached, shown as [image #N]"),
+    ("!command", "run a shell command yourself (no approval); the model sees it and its output"),
 ]
 
 
@@ -64,6 +80,10 @@ def help_table() -> Table:
     )
     for c in COMMANDS.values():
         table.add_row(Text(f"/{c.name}{' ' + c.usage if c.usage else ''}"), Text(c.description))
+    table.add_row("", "")
+    table.add_row(Text("In the prompt", style="bold"), "")
+    for form, what in INPUT:
+        table.add_row(Text(form), Text(what))
     table.add_row("", "")
     table.add_row(Text("Keys", style="bold"), "")
     for key, what in KEYS:
