@@ -87,23 +87,25 @@ async def attach(text: str, ctx: AttachContext, images: dict[int, ImagePart]) ->
     return out
 
 
-def _locate(raw: str, workspace: Path) -> Path | None:
-    """The path a mention names (trailing punctuation dropped when the path is not there)."""
+def _locate(raw: str, workspace: Path) -> tuple[Path, str] | None:
+    """The path a mention names and how it was written (trailing punctuation dropped when the
+    path is not there)."""
     for candidate in (raw, raw.rstrip(_TRAILING)):
         if not candidate:
             continue
         path = Path(candidate).expanduser()
         path = path if path.is_absolute() else workspace / path
         if os.path.lexists(path):
-            return path
+            return path, candidate
     return None
 
 
 async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
-    path = _locate(raw, ctx.workspace)
-    if path is None:
+    found = _locate(raw, ctx.workspace)
+    if found is None:
         return  # not a file: the text stays as typed (a handle, a decorator)
-    shown = visible(raw.rstrip(_TRAILING) if not os.path.lexists(raw) else raw)
+    path, written = found
+    shown = visible(written)
     if not is_inside(path, ctx.workspace):
         out.skipped.append(f"@{shown}: not attached, it is outside the workspace")
         return

@@ -286,3 +286,15 @@ async def test_notifications_for_a_long_turn_and_an_unfocused_approval(tmp_path:
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "hello")
         assert app.notifications == []
+
+
+async def test_help_lists_the_new_commands_keys_and_prompt_forms(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    app = _app(runtime)
+    async with app.run_test(size=(150, 80)) as pilot:
+        await send(pilot, "/help")
+        screen = screen_text(app)
+    for shown in ("/rewind", "/init", "/cost", "/copy [N]", "Shift+Tab", "Ctrl+R", "Esc Esc"):
+        assert shown in screen, shown
+    for shown in ("@path", "!command", "paste an image"):
+        assert shown in screen, shown
