@@ -437,6 +437,8 @@ def run_headless(runtime: Runtime, prompt: str, fmt: str) -> int:
                 return EXIT_FAILED
             if invocation is not None:
                 prompt = invocation.message
+                skill = invocation.skill
+                agent.policy.grant_for_turn(skill.allowed_tools, skill.scope == "project")
         for warning in runtime.warnings:
             print(f"peri: warning: {warning}", file=sys.stderr)
         out = _Output(fmt, session_id, sys.stdout, sys.stderr)

@@ -8,15 +8,12 @@ are recorded in the main transcript, named by the agent).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from peri_cli.core.atomic import atomic_write
 from peri_cli.core.safe_read import SafeReadError, read_bytes
 from peri_cli.core.session import CHECKPOINTS_DIR
 from peri_cli.core.transcript import CheckpointEntry, FileState
@@ -96,7 +93,7 @@ class Checkpointer:
         if target.is_file():
             return  # deduplicated: the same bytes are kept once
         self.dir.mkdir(parents=True, exist_ok=True)
-        _atomic_write(target, data, mode=0o600)
+        atomic_write(target, data)
 
     def record(
         self,
@@ -132,28 +129,6 @@ class Checkpointer:
         data = self.read_blob(sha)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, data)
+            atomic_write(path, data)
         except OSError as e:
             raise CheckpointError(f"cannot write it ({e.strerror or e})") from e
-
-
-def _atomic_write(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Through a synced temp file in the same folder, so no reader (and no crash) leaves a
-    partial file; an existing file keeps its permission bits."""
-    if mode is None:
-        try:
-            mode = stat.S_IMODE(path.stat().st_mode)
-        except FileNotFoundError:
-            mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name[:40]}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fchmod(f.fileno(), mode)
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -58,6 +58,8 @@ class AgentFactory:
             agent_id=config.agent_id,
             owners=config.owners or WriteOwners(),
             checkpoints=self.checkpoints,
+            read_denied=config.policy.read_denied,
+            grant=config.policy.grant_for_turn,
         )
         agent = Agent(
             session=session,

@@ -232,6 +232,9 @@ class Agent:
         except (asyncio.CancelledError, GeneratorExit):
             self._record_interruption(progress, "cancelled")
             raise
+        finally:
+            if self.tool_ctx.agent_id is None:  # a skill's pre-approval lasts the main turn
+                self.policy.end_turn()
 
     def _record_interruption(
         self,

@@ -17,12 +17,14 @@ from peri_cli.core.rulefile import RuleFileError, add_rules
 from peri_cli.core.rules import (
     CallDecision,
     HookPermission,
+    Rule,
     RuleContext,
     RuleError,
     RuleSet,
     RuleSource,
     describe_call,
     parse_rule,
+    read_denied,
     suggest_rules,
 )
 from peri_cli.core.rules import decide as decide_call
@@ -39,6 +41,7 @@ class PermissionPolicy:
     rules: RuleSet = field(default_factory=RuleSet)
     trusted: bool = False
     home: Path = field(default_factory=Path.home)
+    turn_rules: list[Rule] = field(default_factory=list)  # granted until the turn ends
 
     def context(self) -> RuleContext:
         return RuleContext(self.workspace, self.trusted, self.home)
@@ -54,9 +57,16 @@ class PermissionPolicy:
         hook_reason: str = "",
     ) -> CallDecision:
         call = describe_call(tool, kind, tool_input, writes, self.workspace)
+        rules = [*self.rules.rules, *self.turn_rules]
         return decide_call(
-            call, self.rules.rules, self.context(), self.mode, hook=hook, hook_reason=hook_reason
+            call, rules, self.context(), self.mode, hook=hook, hook_reason=hook_reason
         )
+
+    def read_denied(self, path: Path) -> bool:
+        """Whether a Read deny rule keeps `path` from the model (Grep and Glob drop it)."""
+        if not any(r.behavior == "deny" and r.tool == "Read" for r in self.rules.rules):
+            return False
+        return read_denied(path, self.rules.rules, self.context()) is not None
 
     def suggestions(
         self, tool: str, kind: ToolKind, tool_input: Mapping[str, Any], writes: Sequence[Path]
@@ -71,6 +81,20 @@ class PermissionPolicy:
                 self.rules.add(parse_rule(text, "allow", _SESSION))
             except RuleError:
                 continue
+
+    def grant_for_turn(self, rules: Sequence[str], from_workspace: bool = False) -> None:
+        """Allow `rules` until `end_turn` (a skill's `allowed-tools` while it runs); a
+        repository's skill is honoured only in a trusted workspace."""
+        if from_workspace and not self.trusted:
+            return
+        for text in rules:
+            try:
+                self.turn_rules.append(parse_rule(text, "allow", _SESSION))
+            except RuleError:
+                continue
+
+    def end_turn(self) -> None:
+        self.turn_rules.clear()
 
     def allow_in_project(self, rules: Sequence[str]) -> str | None:
         """Save `rules` to `.peri/settings.local.json` and apply them now; the problem, if any."""

@@ -12,11 +12,11 @@ import fcntl
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from peri_cli.core.atomic import atomic_write
 from peri_cli.core.rules import Behavior, RuleError, RuleSource, parse_rule
 from peri_cli.core.textsafe import visible
 
@@ -114,27 +114,7 @@ def _read_object(path: Path) -> dict[str, Any]:
 
 def _write_atomically(path: Path, text: str) -> None:
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        mode = 0o644
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        atomic_write(path, text.encode("utf-8"))
     except OSError as e:
         raise RuleFileError(f"{path}: cannot write ({e.strerror or e}); not changed") from e
 

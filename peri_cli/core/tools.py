@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
@@ -38,6 +38,11 @@ class ToolContext:
     # Set by the loop for the call being run: what it has done so far (a running command's
     # output, the latest replacing the earlier), shown live by the UI. Call often; it is cheap.
     progress: Callable[[str], None] | None = None
+    # Files a Read deny rule keeps from the model: searches leave them out of what they report.
+    read_denied: Callable[[Path], bool] | None = None
+    # Pre-approve permission rules until the current turn ends (a skill's `allowed-tools`);
+    # the flag: they come from a repository's file, which only a trusted workspace honours.
+    grant: Callable[[Sequence[str], bool], None] | None = None
 
     def report(self, text: str) -> None:
         """Tell the UI how the call is going (nothing happens when no one listens)."""

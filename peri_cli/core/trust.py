@@ -14,13 +14,13 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.core.atomic import atomic_write
 from peri_cli.core.guides import OutsidePath
 from peri_cli.core.meta import CAPABILITY_NAMES
 from peri_cli.core.safe_read import SafeReadError, read_text
@@ -325,17 +325,7 @@ def _parse_record(raw: Any) -> TrustRecord | None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    atomic_write(path, (text + "\n").encode("utf-8"))
 
 
 # --- the decision ------------------------------------------------------------------------------

@@ -195,8 +195,19 @@ def _glob(
     if not found:
         text = f"No files matched {p.pattern!r} in {display_path(root, ctx.workspace)}."
         return ToolOutput.text(f"{text}\n{note}" if stopped else text)
+    hidden = 0
+    if ctx.read_denied is not None:
+        kept = [f for f in found if not ctx.read_denied(f)]
+        hidden, found = len(found) - len(kept), kept
+    if not found:
+        return ToolOutput.text(
+            f"No files matched {p.pattern!r} that you may read ({hidden} hidden "
+            "by a Read deny rule)."
+        )
     found.sort(key=lambda f: (-_mtime(f), str(f)))
     shown = [display_path(f, ctx.workspace) for f in found[:MAX_RESULTS]]
+    if hidden:
+        shown.append(f"({hidden} more matched but a Read deny rule keeps them from you.)")
     if len(found) > MAX_RESULTS:
         shown.append(
             f"(Showing the {MAX_RESULTS} most recently modified of {len(found)} matches. "

@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -76,7 +77,9 @@ class GrepParams(BaseModel):
 class _Collector:
     """Keeps the first output lines, up to the caps, and counts all of them."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: Callable[[str], bool] | None = None) -> None:
+        self.keep = keep  # False for a line about a file a Read deny rule hides
+        self.hidden = 0
         self.reset()
 
     def reset(self) -> None:
@@ -87,6 +90,9 @@ class _Collector:
         self._full = False
 
     def add(self, line: str) -> None:
+        if self.keep is not None and not self.keep(line):
+            self.hidden += 1
+            return
         self.total += 1
         if self._full:
             return
@@ -149,7 +155,7 @@ class GrepTool(PydanticTool[GrepParams]):
                 f"{root} is not a regular file or directory (a FIFO, socket or device), so it "
                 "was not searched."
             )
-        collector = _Collector()
+        collector = _Collector(_readable_lines(p.output_mode, ctx))
         search = _Search(asyncio.get_running_loop().time() + self._timeout, self._timeout)
         if self._rg:
             failure = await self._ripgrep(p, root, ctx, collector, search)
@@ -157,6 +163,10 @@ class GrepTool(PydanticTool[GrepParams]):
             failure = await _python_search(p, root, ctx, collector, search)
         if failure:
             return ToolOutput.error(failure)
+        if collector.hidden:
+            search.notes.append(
+                f"[{collector.hidden} more results are in files a Read deny rule keeps from you.]"
+            )
         return ToolOutput.text(_report(p, root, ctx.workspace, collector, search.notes))
 
     async def _ripgrep(
@@ -236,6 +246,28 @@ def _rg_args(rg: str, p: GrepParams, root: Path, workspace: Path) -> list[str]:
     if p.glob:
         args += ["--glob", p.glob]
     return [*args, "--regexp", p.pattern, "--", display_path(root, workspace)]
+
+
+_CONTENT_LINE = re.compile(r"(.*?):\d+:")
+
+
+def _readable_lines(mode: str, ctx: ToolContext) -> Callable[[str], bool] | None:
+    """A filter dropping output lines about files a Read deny rule hides (None: no such rule)."""
+    denied = ctx.read_denied
+    if denied is None:
+        return None
+
+    def keep(line: str) -> bool:
+        if mode == "content":
+            found = _CONTENT_LINE.match(line)
+            shown = found.group(1) if found else line
+        elif mode == "count":
+            shown = line.rpartition(":")[0] or line
+        else:
+            shown = line
+        return not denied(ctx.resolve(shown))
+
+    return keep
 
 
 def _report(

@@ -46,6 +46,8 @@ class SkillTool(PydanticTool[SkillParams]):
             body = await asyncio.to_thread(skill.load_body)
         except SkillError as e:
             return ToolOutput.error(f"{e}. Go on without this skill, or tell the user.")
+        if ctx.grant is not None and skill.allowed_tools:  # pre-approved while the skill runs
+            ctx.grant(skill.allowed_tools, skill.scope == "project")
         return ToolOutput.text(skill_message(skill, body, params.args.strip()))
 
     def _unknown(self, name: str, *, user_only: bool) -> str:

@@ -172,3 +172,21 @@ def test_session_ids_started_together_differ_in_their_first_8_characters(peri: P
     entries = load(peri.transcript(first)).entries
     ids = [e.id for e in entries if isinstance(e, MessageEntry)]
     assert ids == sorted(ids)  # message ids stay time-ordered
+
+
+def test_a_usage_less_openai_stream_is_estimated_and_marked(peri: Peri) -> None:
+    """llama.cpp's server and some Ollama versions stream no usage chunk: Peri counts it."""
+    peri.provider = "openai"
+    peri.server.set_script([{"text": "an answer of several words", "no_usage": True}])
+    result = peri.json("-p", "a question " * 50)
+    usage = result["usage"]
+    assert usage["estimated"] is True
+    assert usage["input_tokens"] > 50 and usage["output_tokens"] > 0
+    entries = load(peri.transcript(result["session_id"])).entries
+    (reply,) = [e for e in entries if isinstance(e, MessageEntry) and e.message.role == "assistant"]
+    assert reply.usage_estimated and reply.usage is not None and reply.usage.input_tokens > 50
+
+
+def test_reported_usage_is_not_marked_estimated(peri: Peri) -> None:
+    peri.server.set_script([{"text": "ok"}])
+    assert "estimated" not in peri.json("-p", "hi")["usage"]

@@ -154,11 +154,23 @@ def test_peri_in_tmux_answers_a_typed_prompt(tmp_path: Path, fake_server: str) -
         tmux.wait_for(lambda s: "Message Peri" not in s, timeout=20)
         # on exit, one line says how to come back
         session_id = next((tmp_path / "home" / "projects").glob("*/*.jsonl")).stem
-        tmux.wait_for(lambda s: f"Resume this session with: peri -r {session_id}" in s)
+        wait_for_bytes(tmp_path, f"Resume this session with: peri -r {session_id}")
     finally:
         tmux("kill-server")
     assert len(list((tmp_path / "home" / "projects").glob("*/*.jsonl"))) == 1
     assert "(interrupted)" not in tmux.last
+
+
+def wait_for_bytes(tmp_path: Path, text: str, timeout: float = 20.0) -> None:
+    """Wait until the terminal received `text`. What peri prints as it exits is read from the
+    recorded bytes, not the screen: once the pane dies, tmux redraws it without that line."""
+    deadline = time.monotonic() + timeout
+    pane = tmp_path / "pane.bytes"
+    while time.monotonic() < deadline:
+        if pane.exists() and text.encode() in pane.read_bytes():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the terminal never received {text!r}")
 
 
 def _transcripts(tmp_path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,54 @@ async def test_model_loads_a_skill_then_reads_a_file_beside_it(root: Path, tmp_p
     assert "Read reference.md before filling a form." in finished[0].output
     assert "Field A is the name." in finished[1].output
     assert any(s.name == "Skill" for s in provider.requests[0].tools)
+
+
+async def test_allowed_tools_are_pre_approved_while_the_skill_runs(tmp_path: Path) -> None:
+    """A personal skill's allowed-tools run without asking during the turn that loaded it; a
+    project skill's only in a trusted workspace; the grant ends with the turn."""
+    from peri_cli.core.events import PermissionRequested, ToolFinished
+    from peri_cli.core.skills import load_skills
+    from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
+    from tests.core.test_loop import make_agent
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    home = tmp_path / "home"
+    for root, name in (
+        (home / ".claude" / "skills", "mine"),
+        (ws / ".claude" / "skills", "theirs"),
+    ):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: d\nallowed-tools: Bash(echo:*)\n---\nbody\n"
+        )
+    catalog = load_skills(home=home, peri_home=tmp_path / "peri", workspace=ws)
+
+    async def run(skill: str, trusted: bool) -> list[object]:
+        replies = [
+            ScriptedReply(tool_calls=[ScriptedCall("Skill", {"name": skill})]),
+            ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "echo granted"})]),
+            ScriptedReply(text="done"),
+        ]
+        agent, _ = make_agent(ws, replies)
+        agent.policy.trusted = trusted
+        agent.tools.add(SkillTool(catalog))
+        agent.tool_ctx = dataclasses.replace(agent.tool_ctx, grant=agent.policy.grant_for_turn)
+        events = [e async for e in _answering(agent.run("go"))]
+        assert not agent.policy.turn_rules  # the grant ended with the turn
+        return events
+
+    async def _answering(events):  # type: ignore[no-untyped-def]
+        async for event in events:
+            if isinstance(event, PermissionRequested):
+                event.future.set_result("deny")
+            yield event
+
+    def ran(events: list[object]) -> bool:
+        return any(
+            isinstance(e, ToolFinished) and "granted" in e.output and not e.is_error for e in events
+        )
+
+    assert ran(await run("mine", trusted=False))
+    assert not ran(await run("theirs", trusted=False))
+    assert ran(await run("theirs", trusted=True))
