@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from peri_cli.core.agent_types import discover_agent_types
+from peri_cli.core.checkpoints import Checkpointer
 from peri_cli.core.childenv import child_env
 from peri_cli.core.compaction import CompactConfig, Compactor
 from peri_cli.core.contributions import ContributionChain, default_chain
@@ -253,6 +254,7 @@ class Runtime:
         from peri_cli.tools import builtin_tools
         from peri_cli.tools.agent import AgentTool
         from peri_cli.tools.skill import SkillTool
+        from peri_cli.tools.webfetch import WebFetchTool
 
         home = Path(self.env.get("HOME", str(Path.home())))
         meta = self.meta
@@ -269,6 +271,7 @@ class Runtime:
                 registry.add(SkillTool(self.skills))
             if self.mcp is not None and meta.enabled("mcp"):
                 self.mcp.attach(registry)  # the servers' sources first, so the wrappers are offered
+            registry.add(WebFetchTool(), deferred=True)  # found through SearchExtraTools
             if meta.enabled("deferred"):
                 offer_extra_tools(registry)
             return registry
@@ -282,6 +285,7 @@ class Runtime:
             env=child_env(self.env, self.settings.scrub_env),
             retry_max_wait=self.settings.retry_max_wait_seconds,
             hooks=self._hooks_for(session),
+            checkpoints=Checkpointer(session),
         )
         policy = PermissionPolicy(
             mode=self.mode,

@@ -25,6 +25,10 @@ COMMANDS: dict[str, Command] = {
         Command("context", "Show what fills the context window"),
         # (no usage: Enter on `/agents` lists at once; `/agents stop ID`, `/agents open ID`)
         Command("agents", "SubAgent types and this session's SubAgents; stop ID, open ID"),
+        Command("rewind", "Go back to before one of your prompts: code, conversation or both"),
+        Command("init", "Ask the model to write or improve the project guide (AGENTS.md)"),
+        Command("cost", "Tokens in and out, cache reads and money for this session"),
+        Command("copy", "Copy the last reply (or its code block N) to the clipboard", "[N]"),
         Command("meta", "Show the Meta Harness: replaced prompt sections, removed capabilities"),
         Command("permissions", "Show the permission rules in force, where each came from"),
         Command("hooks", "Show the configured hooks and whether each runs here"),

@@ -34,6 +34,15 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """A running call's output so far (its latest tail; each one replaces the one before)."""
+
+    id: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     id: str
     name: str
@@ -112,6 +121,7 @@ Event = (
     | Retrying
     | AssistantMessage
     | ToolCall
+    | ToolProgress
     | ToolFinished
     | PermissionRequested
     | Compacted

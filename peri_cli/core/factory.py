@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peri_cli.core.checkpoints import Checkpointer
 from peri_cli.core.childenv import child_env
 from peri_cli.core.contributions import ContributionChain, default_chain
 from peri_cli.core.hookpoints import Hooks
@@ -46,6 +47,8 @@ class AgentFactory:
     max_tokens: int = 8192
     retry_max_wait: float = 60.0
     hooks: Hooks | None = None  # the session's command hooks; SubAgents run them too
+    # Files kept before writes, recorded in the main session (its SubAgents' writes too).
+    checkpoints: Checkpointer | None = None
 
     def build(self, session: Session, config: AgentConfig) -> Agent:
         ctx = ToolContext(
@@ -54,6 +57,7 @@ class AgentFactory:
             env=self.env,
             agent_id=config.agent_id,
             owners=config.owners or WriteOwners(),
+            checkpoints=self.checkpoints,
             read_denied=config.policy.read_denied,
             grant=config.policy.grant_for_turn,
         )

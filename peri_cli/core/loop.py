@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from peri_cli.core.contributions import ContributionChain, RequestContext
@@ -18,6 +19,7 @@ from peri_cli.core.events import (
     PermissionRequested,
     ToolCall,
     ToolFinished,
+    ToolProgress,
     TurnEnded,
     TurnStarted,
     UsageSpent,
@@ -61,6 +63,28 @@ from peri_cli.core.transcript import Interruption, MessageEntry
 
 if TYPE_CHECKING:
     from peri_cli.core.compaction import CompactionContext
+
+
+class LiveOutput:
+    """Running tools' progress reports, the latest per call, and a wake-up for the loop that
+    yields them; reports between two looks collapse into one (the UI throttles no further)."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, ToolProgress] = {}
+        self.changed = asyncio.Event()
+
+    def reporter(self, use: ToolUsePart) -> Callable[[str], None]:
+        def report(text: str) -> None:
+            self.latest[use.id] = ToolProgress(use.id, use.name, scrub_surrogates(text))
+            self.changed.set()
+
+        return report
+
+    def take(self) -> list[ToolProgress]:
+        reports = list(self.latest.values())
+        self.latest.clear()
+        self.changed.clear()
+        return reports
 
 
 class CompactHook(Protocol):
@@ -133,6 +157,7 @@ class Agent:
         self.retry_max_wait = 60.0  # seconds: a longer retry-after fails the call at once
         self._counter = counter
         self._view_cache: tuple[tuple[int, int], list[Message]] | None = None
+        self._live = LiveOutput()  # running tools' progress, yielded as ToolProgress events
         self.tool_ctx = tool_ctx or ToolContext(workspace=policy.workspace, session_dir=session.dir)
 
     @property
@@ -168,8 +193,11 @@ class Agent:
             cache_marks=cache_marks(self.session.entries) if tools else (),
         )
 
-    async def run(self, prompt: str | None = None) -> AsyncIterator[Event]:
+    async def run(
+        self, prompt: str | None = None, attachments: MessageEntry | None = None
+    ) -> AsyncIterator[Event]:
         """Receive a prompt (None or blank means "keep going") and loop until the reply is final.
+        `attachments`: what the prompt's `@path`s and pasted images attach, stored right after it.
 
         A turn that is cancelled or fails leaves an `Interruption` entry saying what ran."""
         self.last_interruption = None
@@ -179,6 +207,8 @@ class Agent:
             received = [_queued(item) for item in self.inbox]
             if text.strip():
                 received.append(MessageEntry(message=user_text(text)))
+                if attachments is not None:
+                    received.append(attachments)
                 if self.hooks is not None:
                     self.hooks.guard.reset()
                     outcome = await self.hooks.run("UserPromptSubmit", prompt=text)
@@ -359,7 +389,17 @@ class Agent:
         pending = set(tasks)
         try:
             while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                waker: asyncio.Future[Any] = asyncio.ensure_future(self._live.changed.wait())
+                try:
+                    woken, _ = await asyncio.wait(
+                        {*pending, waker}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    waker.cancel()
+                done = {t for t in pending if t in woken}
+                pending -= done
+                for report in self._live.take():
+                    yield report
                 for task in done:
                     item = tasks[task]
                     progress.finished.append(describe_call(item.use.name, item.use.input))
@@ -499,15 +539,34 @@ class Agent:
         item.started = True
         tool = item.tool
         assert tool is not None
-        ctx = dataclasses.replace(self.tool_ctx, call_id=item.use.id)
+        ctx = dataclasses.replace(
+            self.tool_ctx, call_id=item.use.id, progress=self._live.reporter(item.use)
+        )
+        paths = item.writes.paths
+        if paths:
+            await self._checkpoint("before", paths, item.use.id)
         try:
             item.output = await tool.call(item.params, ctx)
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
         except Exception as e:  # a tool bug must reach the model as an error, not end the session
             item.output = ToolOutput.error(f"{tool.name} failed: {type(e).__name__}: {e}")
+        if paths:
+            await self._checkpoint("after", paths, item.use.id)
         if self.hooks is not None and self.hooks.has("PostToolUse"):
             item.output = await self._post_tool_use(item, item.output)
+
+    async def _checkpoint(
+        self, phase: Literal["before", "after"], paths: tuple[Path, ...], call_id: str
+    ) -> None:
+        """Keep the files a call writes before it runs, and record what it left (/rewind)."""
+        keeper = self.tool_ctx.checkpoints
+        if keeper is None:
+            return
+        look = keeper.keep if phase == "before" else keeper.look
+        states = await asyncio.to_thread(look, paths)
+        with contextlib.suppress(OSError):  # a full disk fails the turn where it commits
+            keeper.record(phase, states, call_id=call_id, agent=self.label)
 
     async def _post_tool_use(self, item: _Planned, output: ToolOutput) -> ToolOutput:
         """A PostToolUse hook's reason and context go to the model beside the result."""

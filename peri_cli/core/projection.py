@@ -33,6 +33,7 @@ from peri_cli.core.transcript import (
     Interruption,
     MessageEntry,
     ProjectionEntry,
+    RewindMarker,
 )
 
 # The origin of a message the view holds in place of an `Interruption` entry.
@@ -385,10 +386,18 @@ def _render_cached(entry: MessageEntry, directives: Sequence[Directive]) -> Mess
 
 def visible_entries(entries: Sequence[Entry]) -> list[MessageEntry]:
     """Message entries after the last /clear and not excluded by a Full-compact boundary; an
-    interruption is a user-side note in their place."""
+    interruption is a user-side note in their place. A /rewind brings back the view as it was
+    just before the prompt it names (that prompt and what followed are hidden)."""
     visible: list[MessageEntry] = []
-    for entry in entries:
-        if isinstance(entry, MessageEntry):
+    positions: dict[str, int] | None = None
+    for index, entry in enumerate(entries):
+        if isinstance(entry, RewindMarker):
+            if positions is None:
+                positions = {e.id: i for i, e in enumerate(entries)}
+            target = positions.get(entry.to)
+            if target is not None and target < index:
+                visible = visible_entries(entries[:target])
+        elif isinstance(entry, MessageEntry):
             visible.append(entry)
         elif isinstance(entry, Interruption):
             visible.append(interruption_message(entry))
@@ -441,7 +450,7 @@ def cache_marks(entries: Sequence[Entry]) -> tuple[int, ...]:
     """Where the view is worth a prompt-cache breakpoint besides its end: the last message the
     most recent Micro compaction left unchanged (a /clear or Full since then changed all)."""
     for entry in reversed(entries):
-        if isinstance(entry, ClearMarker | CompactBoundary):
+        if isinstance(entry, ClearMarker | CompactBoundary | RewindMarker):
             return ()
         if isinstance(entry, ProjectionEntry):
             mark = (entry.model_extra or {}).get(CACHE_MARK_KEY)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from peri_cli.core.modes import Mode
 from peri_cli.core.permissions import decide as mode_decide
@@ -39,6 +40,7 @@ READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
 SUBJECT_FIELDS = {"Agent": "subagent_type", "Skill": "name"}  # Tool(glob) on this input field
+WEB_FETCH = "WebFetch"  # WebFetch(domain:HOST): its subject is the URL's host
 
 _TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _MCP_PREFIX = "mcp__"
@@ -113,7 +115,10 @@ def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
 
 
 def _check_specifier(rule: str, tool: str, spec: str) -> None:
-    if tool == "Bash":
+    if tool == WEB_FETCH:
+        if not spec.startswith("domain:") or not spec.removeprefix("domain:").strip():
+            raise RuleError(f"{rule!r}: WebFetch takes domain:HOST, e.g. WebFetch(domain:x.org)")
+    elif tool == "Bash":
         _bash_pattern(spec)  # raises RuleError when it cannot be read
     elif tool in PATH_RULE_TOOLS:
         if "\x00" in spec:
@@ -290,6 +295,8 @@ def describe_call(
         searches = (root / _static_prefix(pattern) if isinstance(pattern, str) else root,)
     command = tool_input.get("command") if tool == "Bash" else None
     subject = tool_input.get(SUBJECT_FIELDS[tool]) if tool in SUBJECT_FIELDS else None
+    if tool == WEB_FETCH:
+        subject = _domain_subject(tool_input.get("url"))
     return Call(
         tool=tool,
         kind=kind,
@@ -299,6 +306,19 @@ def describe_call(
         writes=tuple(written),
         subject=subject if isinstance(subject, str) else None,
     )
+
+
+def _domain_subject(url: object) -> str | None:
+    """`domain:HOST` for an http(s) URL (what WebFetch rules match), None otherwise."""
+    if not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return f"domain:{parts.hostname.lower()}"
 
 
 def _static_prefix(pattern: str) -> str:
@@ -875,6 +895,10 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
             if rule is None:
                 return []
             out.append(rule)
+    elif call.tool == WEB_FETCH:
+        if call.subject is None:
+            return []
+        out.append(f"{WEB_FETCH}({call.subject})")  # this domain, not every site
     elif call.tool not in WRITE_TOOLS and call.tool not in READ_TOOLS:
         out.append(call.tool)
     for target in facts.writes:

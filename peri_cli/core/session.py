@@ -37,6 +37,7 @@ from peri_cli.core.transcript import (
 )
 
 MIN_PREFIX = 8
+CHECKPOINTS_DIR = "checkpoints"  # kept file bytes for /rewind (core/checkpoints.py)
 AGENTS_DIR = "agents"  # SubAgent transcripts: <session-id>/agents/<child-id>.jsonl
 TITLE_CHARS = 80
 
@@ -290,6 +291,12 @@ class SessionStore:
                 shutil.copytree(agents, child.dir / AGENTS_DIR, dirs_exist_ok=True)
             except OSError as e:
                 child.warnings.append(f"the fork could not copy the SubAgent transcripts: {e}")
+        kept = source.with_suffix("") / CHECKPOINTS_DIR
+        if kept.is_dir():  # so /rewind works in the fork; the files never change: link them
+            try:
+                shutil.copytree(kept, child.dir / CHECKPOINTS_DIR, copy_function=_link_or_copy)
+            except OSError as e:
+                child.warnings.append(f"the fork could not copy the checkpoints (/rewind): {e}")
         if len(body) < len(lines):
             child.warnings.append(
                 f"the fork left behind {len(lines) - len(body)} unreadable line(s) of the parent"
@@ -338,6 +345,14 @@ def _read_lines(path: Path) -> list[bytes]:
     if not lines:
         raise TranscriptError(f"{path}: empty session file")
     return lines
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link where the file system allows one, else a copy."""
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def glob_escape(text: str) -> str:

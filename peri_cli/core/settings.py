@@ -96,6 +96,9 @@ class Settings(_Section):
     hooks: dict[str, Any] = Field(default_factory=dict)
     # The longest wait Peri accepts from a server's retry-after before failing with a message.
     retry_max_wait_seconds: float = Field(default=60.0, ge=0.0)
+    # The TUI rings the bell / sends an OSC 9 notification when a long turn ends or an approval
+    # waits while the terminal is unfocused; false turns that off.
+    notifications: bool = True
 
 
 # Lists that add up across files instead of the later file replacing the earlier one: each only

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -14,6 +14,9 @@ from peri_cli.core.childenv import child_env
 from peri_cli.core.messages import ImagePart, TextPart
 from peri_cli.core.ownership import WriteOwners
 from peri_cli.core.provider import ToolSpec
+
+if TYPE_CHECKING:
+    from peri_cli.core.checkpoints import Checkpointer
 
 # What a tool does, for the permission policy: read-only, changes files, runs commands, or external.
 ToolKind = Literal["read", "write", "execute", "external"]
@@ -30,11 +33,21 @@ class ToolContext:
     agent_id: str | None = None  # None: the main agent; else the SubAgent running the call
     call_id: str = ""  # the tool_use id of the call being run
     owners: WriteOwners = field(default_factory=WriteOwners)  # shared by all agents of a session
+    # Keeps files before the loop lets a call write them (/rewind); shared like `owners`.
+    checkpoints: Checkpointer | None = None
+    # Set by the loop for the call being run: what it has done so far (a running command's
+    # output, the latest replacing the earlier), shown live by the UI. Call often; it is cheap.
+    progress: Callable[[str], None] | None = None
     # Files a Read deny rule keeps from the model: searches leave them out of what they report.
     read_denied: Callable[[Path], bool] | None = None
     # Pre-approve permission rules until the current turn ends (a skill's `allowed-tools`);
     # the flag: they come from a repository's file, which only a trusted workspace honours.
     grant: Callable[[Sequence[str], bool], None] | None = None
+
+    def report(self, text: str) -> None:
+        """Tell the UI how the call is going (nothing happens when no one listens)."""
+        if self.progress is not None:
+            self.progress(text)
 
     def resolve(self, file_path: str) -> Path:
         """A model-given path, relative ones against the workspace, with `~` expanded."""

@@ -134,6 +134,36 @@ class AgentStatus(_Entry):
     detail: str = ""
 
 
+class FileState(BaseModel):
+    """One file at one moment: its resolved path and the sha256 of its bytes (None: absent)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    path: str
+    sha: str | None = None
+    note: str | None = None  # why its bytes were not kept (too large, not a regular file)
+
+
+class CheckpointEntry(_Entry):
+    """Files a write is about to change (`phase="before"`, their bytes kept content-addressed in
+    `<session>/checkpoints/`) or has changed (`phase="after"`, what Peri left there), so /rewind
+    can restore them and tell a later change made outside Peri."""
+
+    type: Literal["checkpoint"] = "checkpoint"
+    phase: Literal["before", "after"]
+    files: list[FileState]
+    call_id: str = ""  # the tool call, or "rewind" for a restore
+    agent: str | None = None  # the SubAgent that wrote, None for the main agent
+
+
+class RewindMarker(_Entry):
+    """/rewind of the conversation: the prompt `to` and everything after it up to here are
+    hidden from the view (the lines stay in the file, like /clear)."""
+
+    type: Literal["rewind"] = "rewind"
+    to: str
+
+
 class TornLineRepair(_Entry):
     """Written when a writer finds a torn last line: the fragment above it is skipped on load."""
 
@@ -149,6 +179,8 @@ Entry = Annotated[
     | ClearMarker
     | Interruption
     | AgentStatus
+    | CheckpointEntry
+    | RewindMarker
     | TornLineRepair,
     Field(discriminator="type"),
 ]
@@ -302,7 +334,8 @@ def _lines_backwards(
 
 def load_tail(path: Path) -> LoadResult:
     """The header plus the entries the model can still see: from the last /clear, or the last
-    Full-compact summary, to the end. Reads backwards, so the cost follows the tail, not the file.
+    Full-compact summary, to the end (a /rewind reaches back past its target first). Reads
+    backwards, so the cost follows the tail, not the file.
     Lines before the cut are not parsed (they are excluded from the view in any case)."""
     try:
         with path.open("rb") as f:
@@ -315,6 +348,7 @@ def load_tail(path: Path) -> LoadResult:
     header = _check_header(path, header_entries)
     tail: list[tuple[int, bytes]] = []  # (offset, line), newest first
     wanted: str | None = None  # a summary id to reach before stopping
+    rewound: str | None = None  # a /rewind target: what lies before it is visible again
     torn = False
     first = True
     for offset, line in _lines_backwards(path):
@@ -329,8 +363,15 @@ def load_tail(path: Path) -> LoadResult:
         kind = peek(line)
         if kind is None:
             continue
+        if rewound is not None:  # hidden by the rewind: no /clear or boundary here counts
+            if kind.id == rewound:
+                rewound = None
+            continue
         if wanted is not None and kind.id == wanted:
             break
+        if wanted is None and kind.type == "rewind":
+            rewound = _rewind_target(line)
+            continue
         if wanted is None and kind.type == "clear":
             break
         if wanted is None and kind.type == "compact_boundary":
@@ -347,6 +388,16 @@ def load_tail(path: Path) -> LoadResult:
         tail_offset=tail[0][0] if tail else 0,
         unsealed=unsealed,
     )
+
+
+def _rewind_target(line: bytes) -> str | None:
+    """The prompt id a rewind line names; None for a line that does not parse (it is then
+    skipped on load like any unreadable line)."""
+    try:
+        marker = parse_entry(line.decode("utf-8"))
+    except (ValidationError, UnicodeDecodeError, ValueError):
+        return None
+    return marker.to if isinstance(marker, RewindMarker) else None
 
 
 def read_older(path: Path, before: int, limit: int) -> tuple[list[Entry], int]:

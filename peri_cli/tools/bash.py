@@ -31,6 +31,9 @@ _DRAIN_SECONDS = 0.5
 _POLL_SECONDS = 0.02
 # How long to wait for SIGKILLed processes to be gone.
 _KILL_WAIT_SECONDS = 1.0
+# A running command's output goes to the UI at most this often, its last this many characters.
+PROGRESS_SECONDS = 0.25
+PROGRESS_CHARS = 4000
 
 
 @functools.cache
@@ -190,6 +193,10 @@ class _Capture:
         if self.spilled and len(self._buffer) > 2 * _TAIL_BYTES:
             del self._buffer[:-_TAIL_BYTES]
 
+    def tail(self, chars: int) -> str:
+        """The last `chars` characters of the output so far (for live progress)."""
+        return self._buffer[-chars * 4 :].decode("utf-8", errors="replace")[-chars:]
+
     def _spill(self) -> None:
         try:
             self._side_file.parent.mkdir(parents=True, exist_ok=True)
@@ -307,6 +314,7 @@ class BashTool(PydanticTool[BashParams]):
             raise
         # start_new_session makes the shell a session and group leader: its pid is the group id.
         pgid = transport.get_pid()
+        live = asyncio.ensure_future(_stream_progress(capture, ctx))
         try:
             try:
                 await asyncio.wait_for(asyncio.shield(shell.exited), timeout_ms / 1000)
@@ -328,6 +336,7 @@ class BashTool(PydanticTool[BashParams]):
             await asyncio.wait([shell.pipe_closed], timeout=_DRAIN_SECONDS)
             returncode = transport.get_returncode()
         finally:
+            live.cancel()
             transport.close()
         report = _report(capture, returncode, notes, shell.pipe_closed.done(), left_running)
         return ToolOutput.text(report)
@@ -385,6 +394,18 @@ class BashTool(PydanticTool[BashParams]):
         for job in done:
             job.release()
             self._background.remove(job)
+
+
+async def _stream_progress(capture: _Capture, ctx: ToolContext) -> None:
+    """Report the output's tail while the command runs, when it has grown (throttled)."""
+    if ctx.progress is None:
+        return
+    seen = 0
+    while True:
+        await asyncio.sleep(PROGRESS_SECONDS)
+        if capture.total_bytes != seen:
+            seen = capture.total_bytes
+            ctx.report(capture.tail(PROGRESS_CHARS))
 
 
 def _watch(job: _Job, out_path: Path) -> None:

@@ -40,12 +40,17 @@ if TYPE_CHECKING:
     from peri_cli.core.messages import Usage
     from peri_cli.core.subagents import ChildEvent, SubagentManager
     from peri_cli.core.tokens import TokenCounter
+    from peri_cli.core.transcript import MessageEntry
     from peri_cli.tui.agent_board import AgentBoard, ChildInfo
     from peri_cli.tui.bridge import Bridge
     from peri_cli.tui.screens.session_picker import PickResult
     from peri_cli.tui.slash import SlashCommands
 
 QUIT_WINDOW = 2.0  # seconds within which a second Ctrl+C quits
+ESC_ESC_WINDOW = 0.8  # seconds within which a second Esc on an empty idle prompt opens /rewind
+LONG_TURN = 30.0  # seconds: a turn longer than this rings when it ends
+# Shift+Tab's cycle; bypass joins it only when Peri was started in it.
+MODE_CYCLE = ("default", "accept-edits", "plan")
 MIN_CONVERSATION = 2  # rows of conversation an approval leaves in view
 
 
@@ -65,6 +70,8 @@ class PeriApp(App[int]):
         Binding("ctrl+l", "redraw", "Redraw"),
         Binding("ctrl+down", "agents_strip", "SubAgents", show=False, priority=True),
         Binding("down", "agents_strip_from_prompt", show=False, priority=True),
+        Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
+        Binding("ctrl+r", "search_history", "History", show=False, priority=True),
     ]
 
     def __init__(
@@ -77,6 +84,7 @@ class PeriApp(App[int]):
         history: PromptHistory | None = None,
         page: int = PAGE,
         freeze_gc: bool = False,
+        long_turn: float = LONG_TURN,
     ) -> None:
         """`runtime` may be a function building it: it is then called in a thread once the
         first frame is drawn (a `StartupError` from it ends the app with its message).
@@ -114,6 +122,11 @@ class PeriApp(App[int]):
         self._dispatching = False
         self._warned = 0
         self._closing = False
+        self._escaped = 0.0  # when Esc last did nothing (a second one soon opens /rewind)
+        self._focused = True  # the terminal has focus (as far as it reports focus changes)
+        self._bypass_cycle: bool | None = None  # started in bypass: Shift+Tab may return to it
+        self.notifications: list[str] = []  # what was sent to the terminal as a notification
+        self.long_turn = long_turn  # seconds: a longer turn notifies when it ends
 
     def compose(self) -> ComposeResult:
         yield self.conversation
@@ -228,6 +241,8 @@ class PeriApp(App[int]):
         )
         self._commands = SlashCommands(self)
         self._attach_extensions()
+        if self._bypass_cycle is None:
+            self._bypass_cycle = runtime.mode == "bypass"
         if self._freeze_gc:
             # What start-up built (modules, Textual, the core) lives as long as the process:
             # keep it out of the full garbage collections, which otherwise scan it all and
@@ -399,6 +414,9 @@ class PeriApp(App[int]):
         if invocation is not None:
             await self.commands.run(invocation)
             return
+        if text.startswith("!") and text[1:].strip():
+            await self._shell(text[1:].strip())
+            return
         await self.conversation.add(UserMessage(text))
         problem = no_key_problem(self.runtime)
         if problem:
@@ -407,7 +425,38 @@ class PeriApp(App[int]):
         message = await self._extension_message(text)
         if message == "":
             return  # a skill or MCP prompt that could not be had (said why)
-        await self.run_events(self.agent.run(message or text), prompt_turn=True)
+        attached = await self._attachments(text)
+        await self.run_events(self.agent.run(message or text, attached), prompt_turn=True)
+
+    async def _shell(self, command: str) -> None:
+        """`!command`: run it in the workspace as the user (no approval); the model sees the
+        command and its output on its next turn."""
+        from peri_cli.core.usershell import user_shell
+
+        await self.conversation.add(UserMessage(f"!{command}"))
+        await self.run_events(user_shell(self.agent, command), "running your command")
+
+    async def _attachments(self, text: str) -> MessageEntry | None:
+        """What the prompt's `@path`s and pasted images attach; says what was left out."""
+        from peri_cli.core.attachments import AttachContext, attach, mentions
+
+        images = self.prompt_area.images
+        if not mentions(text) and "[image #" not in text:
+            return None
+        agent = self.agent
+        ctx = AttachContext(
+            workspace=self.runtime.workspace,
+            read=agent.tools.get("Read"),
+            tool_ctx=agent.tool_ctx,
+            rules=agent.policy.rules.rules,
+            rule_ctx=agent.policy.context(),
+        )
+        found = await attach(text, ctx, images)
+        if found.attached:
+            await self.notice("Attached " + ", ".join(f"@{p}" for p in found.attached))
+        for line in found.skipped:
+            await self.notice(line, "warning")
+        return found.entry()
 
     async def run_events(
         self, events: AsyncIterator[Event], activity: str = "thinking", *, prompt_turn: bool = False
@@ -420,10 +469,13 @@ class PeriApp(App[int]):
     async def _consume(self, events: AsyncIterator[Event], prompt_turn: bool) -> None:
         from peri_cli.tui.items import display_items
 
+        started = time.monotonic()
         try:
             await self.bridge.run(events, with_note=prompt_turn)
         finally:
             self.turn = None
+            if prompt_turn and time.monotonic() - started >= self.long_turn and not self._closing:
+                self.notify_user("Peri finished a turn")
             if self.is_running and not self._closing:
                 self.status.idle()
                 self.prompt_area.input.focus()
@@ -541,6 +593,27 @@ class PeriApp(App[int]):
 
     def on_approval_dock_asked(self, _event: ApprovalDock.Asked) -> None:
         self.call_after_refresh(self.fit_approval)
+        if not self._focused:
+            self.notify_user("Peri is waiting for your approval")
+
+    # notifications
+
+    def on_app_blur(self, _event: events.AppBlur) -> None:
+        self._focused = False
+
+    def on_app_focus(self, _event: events.AppFocus) -> None:
+        self._focused = True
+
+    def notify_user(self, text: str) -> None:
+        """Ring the bell and send an OSC 9 notification (`notifications: false` turns it
+        off). `text` is Peri's own fixed words, never model text."""
+        if self.slot.runtime is None or not self.runtime.settings.notifications:
+            return
+        self.notifications.append(text)
+        self.bell()
+        driver = self._driver
+        if driver is not None and text.isprintable() and "\x1b" not in text:
+            driver.write(f"\x1b]9;{text}\x07")
 
     def fit_approval(self) -> None:
         """A pending approval takes the room the rest leaves, so its question stays on screen."""
@@ -575,7 +648,8 @@ class PeriApp(App[int]):
         if action.startswith("agents_"):
             return self._agents_key_allowed(action)
         # on a popup screen its own keys act (the picker pages its list)
-        return not (action in ("page", "bottom", "toggle_folds") and self.screen.is_modal)
+        modal_keys = ("page", "bottom", "toggle_folds", "cycle_mode", "search_history")
+        return not (action in modal_keys and self.screen.is_modal)
 
     async def action_escape(self) -> None:
         """Esc, first match wins: close a popup or menu; deny a pending approval; return focus
@@ -591,6 +665,47 @@ class PeriApp(App[int]):
             self.prompt_area.input.focus()
         elif self.turn is not None and not self.turn.done():
             self._cancel_turn()
+        else:
+            await self._escape_twice()
+
+    async def _escape_twice(self) -> None:
+        """Esc Esc on an empty prompt while idle opens /rewind."""
+        if self.busy or self.prompt_area.text or self.runtime.session is None:
+            self._escaped = 0.0
+            return
+        now = time.monotonic()
+        if now - self._escaped > ESC_ESC_WINDOW:
+            self._escaped = now
+            return
+        self._escaped = 0.0
+        await self.commands.cmd_rewind("")
+
+    def action_cycle_mode(self) -> None:
+        """Shift+Tab: default -> accept-edits -> plan -> (bypass, if started in it) -> default."""
+        if self.screen.is_modal or not self.ready or self.runtime.agent is None:
+            return
+        if self._bypass_cycle is None:
+            self._bypass_cycle = self.runtime.mode == "bypass"
+        cycle = [*MODE_CYCLE, *(["bypass"] if self._bypass_cycle else [])]
+        current = self.agent.policy.mode
+        following = cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else cycle[0]
+        self.runtime.mode = self.agent.policy.mode = following  # type: ignore[assignment]
+        self.refresh_status()
+
+    async def action_search_history(self) -> None:
+        """Ctrl+R: search the prompt history; the chosen prompt replaces what is typed."""
+        from peri_cli.tui.screens.history_search import HistorySearch
+
+        if self.screen.is_modal:
+            return
+
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                self.prompt_area.set_text(text)
+            self.prompt_area.input.focus()
+
+        screen = HistorySearch(self.history, self.prompt_area.workspace, self.prompt_area.text)
+        await self.push_screen(screen, callback=chosen)
 
     def action_page(self, pages: int) -> None:
         pending = self.approvals.pending

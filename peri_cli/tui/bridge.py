@@ -19,6 +19,7 @@ from peri_cli.core.events import (
     PermissionRequested,
     ToolCall,
     ToolFinished,
+    ToolProgress,
     TurnEnded,
     TurnStarted,
     UsageSpent,
@@ -182,8 +183,10 @@ class Bridge:
                 self.assistant, self.thinking, self.attempt = None, None, []
                 self.status.busy("thinking")
             case ThinkingDelta(text=text):
+                self.status.count_output(text)
                 await self._thinking(text)
             case TextDelta(text=text):
+                self.status.count_output(text)
                 await self._text(text)
             case ToolUseStarted(id=call_id, name=name):
                 await self._finish_text()
@@ -199,6 +202,8 @@ class Bridge:
                 view.set_input(tool_input)
                 view.set_state("running")
                 self.status.busy(f"running {name}")
+            case ToolProgress(id=call_id, name=name, text=text):  # a running call's output
+                (await self._tool(call_id, name)).set_progress(text)
             case ToolFinished(id=call_id, name=name, output=output, is_error=is_error):
                 (await self._tool(call_id, name)).set_result(output, is_error)
             case AssistantMessage(message=message, usage=usage):

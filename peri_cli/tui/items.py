@@ -72,9 +72,12 @@ class _Builder:
 
 SUMMARY_TITLE = "Summary of the earlier conversation (what the model sees now)"
 REINJECT_TITLE = "Files and skills re-injected after the compaction"
+ATTACHED_TITLE = "Attached to the prompt (@ files, pasted images)"
+SHELL_TITLE = "Your shell command (!) and its output, as the model sees it"
 
 
 def _origin_title(entry: MessageEntry, summaries: set[str]) -> str | None:
+    from peri_cli.core.attachments import ORIGIN_ATTACHMENT, ORIGIN_SHELL
     from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
 
     origin = (entry.model_extra or {}).get("origin")
@@ -82,11 +85,16 @@ def _origin_title(entry: MessageEntry, summaries: set[str]) -> str | None:
         return SUMMARY_TITLE
     if origin == ORIGIN_REINJECT:
         return REINJECT_TITLE
+    if origin == ORIGIN_ATTACHMENT:
+        return ATTACHED_TITLE
+    if origin == ORIGIN_SHELL:
+        return SHELL_TITLE
     return SUMMARY_TITLE if entry.id in summaries else None
 
 
 def display_items(entries: Sequence[Entry]) -> list[Item]:
     # The core is imported here, not at the top: the shell draws before it is loaded.
+    from peri_cli.core.rewind import hidden_ids
     from peri_cli.core.transcript import (
         ClearMarker,
         CompactBoundary,
@@ -95,12 +103,15 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
         ProjectionEntry,
     )
 
+    hidden = hidden_ids(entries)  # a /rewind hid them from the screen too
     summaries = {e.summary_id for e in entries if isinstance(e, CompactBoundary)}
     texts = {
         e.id: e.message.text for e in entries if isinstance(e, MessageEntry) and e.id in summaries
     }
     b = _Builder()
     for entry in entries:
+        if entry.id in hidden:
+            continue
         if isinstance(entry, MessageEntry):
             if entry.id in summaries:
                 continue  # shown in its compaction's separator

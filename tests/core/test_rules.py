@@ -116,7 +116,7 @@ def test_rules_parse(text: str, tool: str, spec: str | None) -> None:
         "Bash(a; b)",
         "Bash(echo 'open)",
         "Glob(src/**)",
-        "WebFetch(domain:x.com)",
+        "WebFetch(x.com)",  # WebFetch takes domain:HOST (issue 15)
         "mcp__s__*(x)",
     ],
 )

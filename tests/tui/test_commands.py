@@ -140,7 +140,7 @@ async def test_slash_completion_with_descriptions(tmp_path: Path) -> None:
         menu = app.prompt_area.menu
         await until(pilot, lambda: menu.is_open)
         names = [c.label.split()[0] for c in menu.candidates]
-        assert names == ["/compact", "/clear", "/context"]
+        assert names == ["/compact", "/clear", "/context", "/cost", "/copy"]
         assert menu.candidates[0].description.startswith("Summarize")
         await pilot.press("down", "down", "enter")  # /context takes no argument: runs at once
         await until(pilot, lambda: isinstance(app.screen, ContextView), what="the context view")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -17,6 +18,7 @@ from peri_cli.tui.widgets.completion_menu import CompletionMenu
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER, PromptInput
 
 if TYPE_CHECKING:  # the completion modules load on the first keystroke, not at start-up
+    from peri_cli.core.messages import ImagePart
     from peri_cli.tui.completion import Candidate, WorkspaceFiles
 
 
@@ -63,6 +65,9 @@ class PromptArea(Vertical):
         self.queued = Static("", id="queued")
         self.queued.display = False
         self._quiet = False  # the next change came from history, not typing: no popup
+        # Pasted images by number: the prompt shows `[image #N]`, sending attaches the image.
+        self.images: dict[int, ImagePart] = {}
+        self.input.paste_filter = self._paste
 
     def compose(self) -> ComposeResult:
         yield self.menu
@@ -112,6 +117,23 @@ class PromptArea(Vertical):
         lines = [plain(f"⏳ queued: {one_line(t, 70)}") for t in texts]
         self.queued.update(Content("\n").join(lines))
 
+    def _paste(self, text: str) -> str | None:
+        """A pasted image (a path to one, or its data) becomes `[image #N]`; other text is
+        pasted as it is."""
+        if not self.workspace:
+            return None
+        from peri_cli.core.attachments import pasted_image
+
+        image = pasted_image(text, Path(self.workspace))
+        if image is None:
+            return None
+        if isinstance(image, str):
+            self.app.notify(f"Not attached: {image}", severity="warning")
+            return ""
+        number = max(self.images, default=0) + 1
+        self.images[number] = image
+        return f"[image #{number}]"
+
     # completion
 
     def _candidates(self) -> list[Candidate]:
@@ -159,6 +181,7 @@ class PromptArea(Vertical):
             return
         from peri_cli.core.commands import COMMANDS
 
+        typed = self.input.text.strip()
         self._apply(candidate)
         name = candidate.replacement.strip().lstrip("/")
         takes_argument = name in COMMANDS and bool(COMMANDS[name].usage)
@@ -166,7 +189,7 @@ class PromptArea(Vertical):
             event.key == "enter"
             and candidate.start == 0
             and name in COMMANDS
-            and not takes_argument
+            and (not takes_argument or typed == f"/{name}")  # typed whole: run it as it is
         ):
             self._submit(self.input.text)
 

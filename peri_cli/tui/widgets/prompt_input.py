@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from textual import events
@@ -61,10 +62,21 @@ class PromptInput(TextArea):
             highlight_cursor_line=False,
         )
         self.menu_open = False
+        # What a paste becomes (an image's `[image #N]` tag), or None to paste it as text.
+        self.paste_filter: Callable[[str], str | None] = lambda _text: None
 
     def on_mount(self) -> None:
         if self.app.is_headless:
             self.cursor_blink = False  # tests and screenshots see the same frame every time
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        replacement = self.paste_filter(event.text)
+        if replacement is None:
+            await super()._on_paste(event)
+            return
+        event.stop()
+        event.prevent_default()
+        self.insert(replacement)
 
     def action_submit(self) -> None:
         self.post_message(self.Submitted(self.text))

@@ -35,6 +35,7 @@ class Status:
     cost_usd: float | None = 0.0
     activity: str = ""  # what is running now; empty when idle
     busy_since: float | None = None
+    streamed_chars: int = 0  # of replies and reasoning since busy: "tokens so far"
 
 
 def render_status(s: Status, now: float, width: int = 10_000) -> Content:
@@ -92,7 +93,10 @@ def _activity(s: Status, now: float, *, short: bool = False) -> Content:
     spent = now - (s.busy_since or now)
     frame = SPINNER[int(spent * 10) % len(SPINNER)]
     what = "" if short else f" {visible(s.activity or 'working')}"
-    return Content.styled(f"{frame}{what} {elapsed(spent)}", "$accent")
+    so_far = ""
+    if s.streamed_chars and not short:  # about four characters a token, as the estimate says
+        so_far = f" · ↓ {tokens(max(1, s.streamed_chars // 4))} tokens"
+    return Content.styled(f"{frame}{what} {elapsed(spent)}{so_far}", "$accent")
 
 
 class StatusBar(Static):
@@ -125,8 +129,13 @@ class StatusBar(Static):
         if self._timer is None:
             self._timer = self.set_interval(0.1, self.refresh)
 
+    def count_output(self, text: str) -> None:
+        """Streamed text of the running turn (the spinner's "tokens so far"); the spinner's
+        timer redraws it."""
+        self.status = replace(self.status, streamed_chars=self.status.streamed_chars + len(text))
+
     def idle(self) -> None:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
-        self.set(activity="", busy_since=None)
+        self.set(activity="", busy_since=None, streamed_chars=0)

@@ -21,6 +21,7 @@ from peri_cli.tui.widgets.diff_view import DiffView, content_lines, diff_for
 from peri_cli.tui.widgets.fold import Fold
 
 RESULT_LINES = 12
+PROGRESS_LINES = 12  # of a running call's output
 LINE_CHARS = 240
 OPEN_DIFF_LINES = 200  # a longer diff starts folded in the conversation (the approval shows all)
 State = Literal["pending", "running", "done", "error", "cancelled"]
@@ -142,6 +143,7 @@ class ToolCallView(Fold):
         self._detail: Static | None = None  # the body's widgets, built on the first expand
         self._diff: DiffView | None = None
         self._result: Static | None = None
+        self._folded_before_progress: bool | None = None  # set when live output opened it
         self.set_input(tool_input)
 
     def build_body(self) -> list[Widget]:
@@ -209,6 +211,20 @@ class ToolCallView(Fold):
         self._sync_body()
         self._refresh_title()
 
+    def set_progress(self, text: str) -> None:
+        """A running call's output so far (its tail): shown open in the body while it runs."""
+        if self.output is not None:
+            return
+        shown, earlier = tail_output(text, PROGRESS_LINES)
+        body = Content("")
+        if earlier:
+            body = plain(f"… {earlier} earlier lines\n", "italic")
+        self._result_text = body + plain(shown)
+        if self._folded_before_progress is None:
+            self._folded_before_progress = self.collapsed
+            self.collapsed = False
+        self._sync_body()
+
     def set_state(self, state: State) -> None:
         self.state = state
         self._refresh_title()
@@ -232,6 +248,8 @@ class ToolCallView(Fold):
         self._result_text = body if multi_line else None
         self._sync_body()
         self.set_class(is_error, "-error")
+        if self._folded_before_progress is not None:  # folded again as it was before it ran
+            self.collapsed = self._folded_before_progress
         if is_error:
             self.collapsed = False
         self._refresh_title()

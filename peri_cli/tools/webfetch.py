@@ -1,0 +1,173 @@
+"""WebFetch (deferred): an http(s) URL as Markdown, with a size cap; a redirect to another host is
+returned to the model, not followed."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import ipaddress
+import re
+import urllib.error
+import urllib.request
+from email.message import Message as HeaderMessage
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from pydantic import BaseModel, Field
+
+from peri_cli.core.tools import (
+    NOTHING,
+    PydanticTool,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    Writes,
+)
+
+DEFAULT_CHARS = 50_000
+MAX_CHARS = 200_000
+MAX_BYTES = 5 * 1024 * 1024
+MAX_SAME_HOST_REDIRECTS = 5
+TIMEOUT_SECONDS = 30.0
+USER_AGENT = "Peri-WebFetch/1 (+a terminal coding agent)"
+_TEXT_TYPES = re.compile(
+    r"^(text/|application/(json|xml|xhtml\+xml|javascript|[\w.+-]+\+(json|xml)))"
+)
+
+
+@functools.cache
+def _description() -> str:
+    return Path(__file__).with_suffix(".md").read_text(encoding="utf-8")
+
+
+class WebFetchParams(BaseModel):
+    url: str = Field(description="The http:// or https:// URL to fetch.")
+    max_chars: int = Field(
+        default=DEFAULT_CHARS,
+        ge=1,
+        le=MAX_CHARS,
+        description=f"At most this many characters of the result (default {DEFAULT_CHARS}).",
+    )
+
+
+def domain_of(url: str) -> str | None:
+    """The host an http(s) URL names (lower case), or None for anything else."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.hostname.lower()
+
+
+class WebFetchTool(PydanticTool[WebFetchParams]):
+    name = "WebFetch"
+    kind: ToolKind = "external"
+    params = WebFetchParams
+
+    def description(self) -> str:
+        return _description()
+
+    def validate(self, raw: dict[str, Any]) -> WebFetchParams:
+        params = super().validate(raw)
+        if domain_of(params.url) is None:
+            raise ToolError(
+                f"WebFetch takes an http:// or https:// URL with a host, not {params.url[:200]!r}."
+            )
+        return params
+
+    def writes(self, params: WebFetchParams, ctx: ToolContext) -> Writes:
+        return NOTHING
+
+    async def call(self, params: WebFetchParams, ctx: ToolContext) -> ToolOutput:
+        return await asyncio.to_thread(fetch, params.url, params.max_chars)
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # the 3xx reaches the caller as an HTTPError, to be judged there
+
+
+def _opener(host: str) -> urllib.request.OpenerDirector:
+    handlers: list[Any] = [_NoRedirects()]
+    if _loopback(host):
+        handlers.append(urllib.request.ProxyHandler({}))  # never send loopback to a proxy
+    return urllib.request.build_opener(*handlers)
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def fetch(url: str, max_chars: int = DEFAULT_CHARS) -> ToolOutput:
+    """The page at `url` as Markdown text, or an error the model can act on; blocking."""
+    current = url
+    for _ in range(MAX_SAME_HOST_REDIRECTS + 1):
+        host = domain_of(current) or ""
+        request = urllib.request.Request(current, headers={"User-Agent": USER_AGENT})
+        try:
+            with _opener(host).open(request, timeout=TIMEOUT_SECONDS) as response:
+                body = response.read(MAX_BYTES + 1)
+                return _render(current, response.headers, body, max_chars)
+        except urllib.error.HTTPError as e:
+            location = e.headers.get("Location") if 300 <= e.code < 400 else None
+            if location is None:
+                return ToolOutput.error(f"{current} answered HTTP {e.code} {e.reason}.")
+            target = urljoin(current, location)
+            if domain_of(target) != host or urlsplit(target).scheme != urlsplit(current).scheme:
+                return ToolOutput.text(
+                    f"{current} redirects (HTTP {e.code}) to another location: {target}\n"
+                    "It was not followed. Fetch that URL with WebFetch if it is what you want."
+                )
+            current = target
+        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as e:
+            reason = getattr(e, "reason", None) or e
+            return ToolOutput.error(f"Could not fetch {current}: {reason}.")
+    return ToolOutput.error(f"{url} redirected more than {MAX_SAME_HOST_REDIRECTS} times.")
+
+
+def _render(url: str, headers: HeaderMessage, body: bytes, max_chars: int) -> ToolOutput:
+    kind = (headers.get_content_type() or "").lower()
+    if not _TEXT_TYPES.match(kind):
+        return ToolOutput.error(
+            f"{url} is {kind or 'of an unknown type'}, not text; WebFetch returns only text "
+            "(download it with Bash if you need the file)."
+        )
+    charset = headers.get_content_charset() or "utf-8"
+    try:
+        text = body[:MAX_BYTES].decode(charset, errors="replace")
+    except LookupError:
+        text = body[:MAX_BYTES].decode("utf-8", errors="replace")
+    if kind in ("text/html", "application/xhtml+xml"):
+        text = _markdown(text)
+    notes = []
+    if len(body) > MAX_BYTES:
+        notes.append(f"the page is larger than {MAX_BYTES // 2**20} MB; only its start was read")
+    if len(text) > max_chars:
+        notes.append(f"cut at {max_chars:,} of {len(text):,} characters")
+        text = text[:max_chars]
+    note = f"\n\n[WebFetch: {'; '.join(notes)}]" if notes else ""
+    return ToolOutput.text(f"Content of {url} ({kind}):\n\n{text.strip()}{note}")
+
+
+_DROPPED = ["script", "style", "noscript", "template", "svg", "iframe", "head"]
+
+
+def _markdown(html: str) -> str:
+    # imported on first use: markdownify brings BeautifulSoup
+    from bs4 import BeautifulSoup
+    from markdownify import MarkdownConverter
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(_DROPPED):
+        tag.decompose()
+    text: str = MarkdownConverter(heading_style="ATX").convert_soup(soup)
+    return re.sub(r"\n{3,}", "\n\n", text)

@@ -1,0 +1,184 @@
+"""Checkpoints and /rewind through the real loop, tools and session store (scripted provider)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from peri_cli.core.checkpoints import Checkpointer
+from peri_cli.core.messages import TextPart, user_text
+from peri_cli.core.projection import project
+from peri_cli.core.rewind import apply_code, plan_code, prompts, record, rewind_conversation
+from peri_cli.core.transcript import (
+    CheckpointEntry,
+    CompactBoundary,
+    MessageEntry,
+    RewindMarker,
+)
+from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
+from peri_cli.runtime import Runtime
+from tests.tui.harness import make_runtime
+
+
+def _write(path: str, content: str) -> ScriptedReply:
+    call = ScriptedCall("Write", {"file_path": path, "content": content})
+    return ScriptedReply(tool_calls=[call])
+
+
+def _edit(path: str, old: str, new: str) -> ScriptedReply:
+    call = ScriptedCall("Edit", {"file_path": path, "old_string": old, "new_string": new})
+    return ScriptedReply(tool_calls=[call])
+
+
+async def _prompt(runtime: Runtime, text: str) -> None:
+    assert runtime.agent is not None
+    async for _ in runtime.agent.run(text):
+        pass
+
+
+def _user_texts(runtime: Runtime) -> list[str]:
+    assert runtime.agent is not None
+    view = project(runtime.agent.session.entries)
+    return [
+        "".join(p.text for p in m.content if isinstance(p, TextPart))
+        for m in view
+        if m.role == "user" and not m.tool_results
+    ]
+
+
+async def _four_prompts(tmp_path: Path) -> Runtime:
+    replies = [
+        _write("a.txt", "one\n"),
+        ScriptedReply(text="wrote a"),
+        _edit("a.txt", "one", "two"),
+        ScriptedReply(text="edited a"),
+        _write("b.txt", "new b\n"),
+        ScriptedReply(text="wrote b"),
+        ScriptedReply(text="just talk"),
+    ]
+    runtime = make_runtime(tmp_path, replies, mode="bypass")
+    (runtime.workspace / "b.txt").write_text("old b\n")
+    for text in ("first", "second", "third", "fourth"):
+        await _prompt(runtime, text)
+    return runtime
+
+
+async def test_writes_keep_the_previous_bytes_deduplicated_and_recorded(tmp_path: Path) -> None:
+    runtime = await _four_prompts(tmp_path)
+    assert runtime.session is not None
+    entries = runtime.session.entries
+    checkpoints = [e for e in entries if isinstance(e, CheckpointEntry)]
+    befores = [e for e in checkpoints if e.phase == "before"]
+    assert [Path(e.files[0].path).name for e in befores] == ["a.txt", "a.txt", "b.txt"]
+    assert befores[0].files[0].sha is None  # a.txt did not exist: nothing kept
+    kept = sorted(p.read_bytes() for p in (runtime.session.dir / "checkpoints").iterdir())
+    assert kept == [b"old b\n", b"one\n"]
+    assert (runtime.workspace / "a.txt").read_text() == "two\n"
+
+
+async def test_rewind_to_prompt_two_of_four_restores_code_and_hides_the_rest(
+    tmp_path: Path,
+) -> None:
+    runtime = await _four_prompts(tmp_path)
+    session = runtime.session
+    assert session is not None
+    listed = prompts(record(session))
+    assert [p.text for p in listed] == ["fourth", "third", "second", "first"]
+    second = listed[2]
+    plan = await _plan(runtime, second.id)
+    assert sorted(f.path.name for f in plan.files) == ["a.txt", "b.txt"]
+    assert not plan.conflicts
+    result = apply_code(Checkpointer(session), plan)
+    session.append(*result.records)
+    assert (runtime.workspace / "a.txt").read_text() == "one\n"
+    assert (runtime.workspace / "b.txt").read_text() == "old b\n"
+    rewind_conversation(session, second.id)
+    assert _user_texts(runtime) == ["first"]
+    await _prompt(runtime, "new second")
+    assert _user_texts(runtime) == ["first", "new second"]
+    # the lines stay in the file
+    texts = [e.message.text for e in record(session) if isinstance(e, MessageEntry)]
+    assert "third" in texts and "fourth" in texts
+    # resume sees the same view
+    session_id = session.id
+    runtime.close()
+    resumed = make_runtime(tmp_path, new_session=False)
+    resumed.start_existing(session_id, fork=False)
+    assert _user_texts(resumed) == ["first", "new second"]
+    assert [p.text for p in prompts(record(resumed.session))] == ["new second", "first"]  # type: ignore[arg-type]
+
+
+async def _plan(runtime: Runtime, prompt_id: str):  # type: ignore[no-untyped-def]
+    assert runtime.session is not None
+    return plan_code(record(runtime.session), prompt_id)
+
+
+async def test_a_file_changed_outside_peri_is_refused_unless_overwritten(tmp_path: Path) -> None:
+    runtime = await _four_prompts(tmp_path)
+    session = runtime.session
+    assert session is not None
+    (runtime.workspace / "a.txt").write_text("mine\n")
+    second = prompts(record(session))[2]
+    plan = await _plan(runtime, second.id)
+    assert [f.path.name for f in plan.conflicts] == ["a.txt"]
+    result = apply_code(Checkpointer(session), plan)
+    assert [p.name for p in result.restored] == ["b.txt"]
+    assert [f.path.name for f in result.skipped] == ["a.txt"]
+    assert (runtime.workspace / "a.txt").read_text() == "mine\n"
+    session.append(*result.records)
+    plan = await _plan(runtime, second.id)
+    result = apply_code(Checkpointer(session), plan, overwrite=True)
+    assert (runtime.workspace / "a.txt").read_text() == "one\n"
+
+
+async def test_code_rewind_to_the_first_prompt_removes_a_created_file(tmp_path: Path) -> None:
+    runtime = await _four_prompts(tmp_path)
+    assert runtime.session is not None
+    first = prompts(record(runtime.session))[-1]
+    result = apply_code(Checkpointer(runtime.session), await _plan(runtime, first.id))
+    runtime.session.append(*result.records)
+    assert not (runtime.workspace / "a.txt").exists()
+    # the restore is recorded as Peri's own change: planning again finds no outside change
+    again = await _plan(runtime, first.id)
+    assert not again.conflicts
+
+
+async def test_a_fork_keeps_checkpoints_usable(tmp_path: Path) -> None:
+    runtime = await _four_prompts(tmp_path)
+    assert runtime.session is not None
+    parent = runtime.session.id
+    runtime.start_existing(parent, fork=True)
+    child = runtime.session
+    assert child is not None and child.id != parent
+    second = prompts(record(child))[2]
+    result = apply_code(Checkpointer(child), plan_code(record(child), second.id))
+    assert not result.failed
+    assert (runtime.workspace / "a.txt").read_text() == "one\n"
+
+
+async def test_rewind_reaches_past_a_clear_and_a_full_compaction_after_resume(
+    tmp_path: Path,
+) -> None:
+    runtime = make_runtime(tmp_path)
+    session = runtime.session
+    assert session is not None
+    for text in ("p1", "p2"):
+        await _prompt(runtime, text)
+    summary = MessageEntry.model_validate(
+        {"message": user_text("summary of p1 and p2"), "origin": "compact_summary"}
+    )
+    session.append(summary, CompactBoundary(summary_id=summary.id))
+    await _prompt(runtime, "p3")
+    session.clear()
+    await _prompt(runtime, "p4")
+    assert _user_texts(runtime) == ["p4"]
+    listed = prompts(record(session))
+    assert [p.text for p in listed] == ["p4", "p3", "p2", "p1"]
+    rewind_conversation(session, listed[2].id)  # back to before p2: p1 is seen again
+    assert _user_texts(runtime) == ["p1"]
+    session_id = session.id
+    runtime.close()
+    resumed = make_runtime(tmp_path, new_session=False)
+    resumed.start_existing(session_id, fork=False)
+    assert _user_texts(resumed) == ["p1"]
+    assert resumed.session is not None
+    assert any(isinstance(e, RewindMarker) for e in resumed.session.entries)

@@ -1,0 +1,132 @@
+"""WebFetch against a real local HTTP server: Markdown, caps, redirects, refusals, permissions."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from peri_cli.core.policy import PermissionPolicy
+from peri_cli.core.rules import RuleError, RuleSource, parse_rule
+from peri_cli.core.tools import ToolContext, ToolError
+from peri_cli.tools.webfetch import WebFetchTool
+
+PAGE = (
+    "<html><head><title>t</title><script>alert('x')</script><style>p{}</style></head>"
+    "<body><h1>Peri docs</h1><p>Read the <a href='/guide'>guide</a>.</p>"
+    "<ul><li>one</li><li>two</li></ul></body></html>"
+)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, kind: str, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        port = self.server.server_address[1]
+        routes = {
+            "/page": (200, PAGE.encode(), "text/html; charset=utf-8", {}),
+            "/big": (200, b"x" * 100_000, "text/plain", {}),
+            "/json": (200, b'{"a": 1}', "application/json", {}),
+            "/png": (200, b"\x89PNG\r\n\x1a\n....", "image/png", {}),
+            "/moved": (301, b"", "text/plain", {"Location": "/page"}),
+            "/away": (302, b"", "text/plain", {"Location": f"http://localhost:{port}/page"}),
+        }
+        status, body, kind, headers = routes.get(self.path, (404, b"no", "text/plain", {}))
+        self._send(status, body, kind, **headers)
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+async def _fetch(ctx: ToolContext, url: str, **more: object) -> tuple[str, bool]:
+    tool = WebFetchTool()
+    output = await tool.call(tool.validate({"url": url, **more}), ctx)
+    return "".join(p.text for p in output.content), output.is_error  # type: ignore[union-attr]
+
+
+async def test_html_becomes_markdown_without_scripts(ctx: ToolContext, server: str) -> None:
+    text, is_error = await _fetch(ctx, f"{server}/page")
+    assert not is_error
+    assert "# Peri docs" in text and "[guide](/guide)" in text and "* one" in text
+    assert "alert" not in text and "p{}" not in text
+
+
+async def test_size_cap_and_text_types(ctx: ToolContext, server: str) -> None:
+    text, _ = await _fetch(ctx, f"{server}/big", max_chars=1000)
+    assert "cut at 1,000 of 100,000 characters" in text and text.count("x") < 1100
+    text, is_error = await _fetch(ctx, f"{server}/json")
+    assert not is_error and '{"a": 1}' in text
+    text, is_error = await _fetch(ctx, f"{server}/png")
+    assert is_error and "image/png, not text" in text
+    text, is_error = await _fetch(ctx, f"{server}/nothing")
+    assert is_error and "HTTP 404" in text
+
+
+async def test_redirects_same_host_followed_other_host_returned(
+    ctx: ToolContext, server: str
+) -> None:
+    text, is_error = await _fetch(ctx, f"{server}/moved")
+    assert not is_error and "# Peri docs" in text
+    text, is_error = await _fetch(ctx, f"{server}/away")
+    assert not is_error
+    assert "redirects (HTTP 302) to another location: http://localhost:" in text
+    assert "Peri docs" not in text and "not followed" in text
+
+
+def test_only_http_and_https_urls() -> None:
+    tool = WebFetchTool()
+    for url in ("file:///etc/passwd", "ftp://x.org/a", "javascript:alert(1)", "http://"):
+        with pytest.raises(ToolError, match="http:// or https://"):
+            tool.validate({"url": url})
+
+
+async def test_a_refused_connection_is_an_error_result(ctx: ToolContext) -> None:
+    text, is_error = await _fetch(ctx, "http://127.0.0.1:9/")
+    assert is_error and "Could not fetch" in text
+
+
+def test_permission_is_asked_per_domain(tmp_path: Path, server: str) -> None:
+    policy = PermissionPolicy(mode="default", workspace=tmp_path, trusted=True, home=tmp_path)
+    url = {"url": f"{server}/page"}
+    assert policy.decide("WebFetch", "external", url).action == "ask"
+    offers = policy.suggestions("WebFetch", "external", url, [])
+    assert offers == ["WebFetch(domain:127.0.0.1)"]
+    policy.allow_for_session(offers)
+    assert policy.decide("WebFetch", "external", url).action == "allow"
+    other = {"url": "https://example.com/"}
+    assert policy.decide("WebFetch", "external", other).action == "ask"
+    policy.rules.add(parse_rule("WebFetch(domain:example.com)", "deny", RuleSource("user")))
+    assert policy.decide("WebFetch", "external", other).action == "deny"
+    with pytest.raises(RuleError, match="domain:HOST"):
+        parse_rule("WebFetch(example.com)", "allow", RuleSource("user"))
+
+
+def test_webfetch_is_registered_deferred(tmp_path: Path) -> None:
+    from tests.tui.harness import make_runtime
+
+    runtime = make_runtime(tmp_path)
+    assert runtime.agent is not None
+    assert "WebFetch" in runtime.agent.tools.deferred
+    assert "WebFetch" not in runtime.agent.tools.direct
