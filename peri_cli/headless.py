@@ -25,7 +25,7 @@ from peri_cli.core.events import (
     TurnEnded,
 )
 from peri_cli.core.host import CommandError
-from peri_cli.core.loop import Agent, Denial
+from peri_cli.core.loop import Agent
 from peri_cli.core.messages import Usage, dump_message
 from peri_cli.core.pressure import stable_prefix_share
 from peri_cli.core.retry import Retrying
@@ -33,6 +33,7 @@ from peri_cli.core.sessionstart import run_session_start
 from peri_cli.core.skills import SkillError, invoke_user_skill
 from peri_cli.core.subagents import ChildStateChanged, SubagentManager
 from peri_cli.core.textsafe import visible
+from peri_cli.core.toolround import Denial
 from peri_cli.runtime import Runtime
 
 if TYPE_CHECKING:
