@@ -449,7 +449,7 @@ async def test_a_childs_long_question_stays_on_screen_above_the_strip_at_60x20(
         await until(pilot, lambda: len(app.agent_strip.rows) == 3, what="the strip")
         await pilot.pause(0.2)
         screen = screen_text(app)
-        assert "Allow Bash? 1 / 2 / 3" in screen and "SubAgents: 3 running" in screen
+        assert "Allow Bash? 1–5" in screen and "SubAgents: 3 running" in screen
         assert "asked by" in screen and "Esc denies" in screen, screen
         assert screen.count("· ◐ running") == 3, screen  # every row of the strip too
         await pilot.press("n")
