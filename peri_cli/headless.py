@@ -375,7 +375,7 @@ async def _run_until_quiet(
             if manager.busy():
                 out.error = f"stopped after {agent.turns} model calls (--max-turns)"
             return
-        if agent.inbox:
+        if agent.report_waiting:
             await _deny_asks(agent.run(None), out)
         elif manager.busy():
             await manager.next_report()

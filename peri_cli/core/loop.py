@@ -72,6 +72,9 @@ class Agent:
         # Inputs that arrived while the loop was idle or busy (a background SubAgent's report);
         # the next Receive takes them all, before the prompt.
         self.inbox: list[str] = []
+        # A background SubAgent's report is in the inbox: an idle parent takes it at once (other
+        # inbox items, a hook's context or a note, wait for the user's next prompt).
+        self.report_waiting = False
         self.hooks: Hooks | None = None  # the user's command hooks, when any are configured
         self.retry_max_wait = 60.0  # seconds: a longer retry-after fails the call at once
         self._counter = counter
@@ -140,6 +143,7 @@ class Agent:
             if received:
                 self.session.append(*received)
                 self.inbox.clear()
+                self.report_waiting = False
             async for event in self._turns(progress):
                 if isinstance(event, TurnEnded) and event.reason == "error":
                     self._record_interruption(progress, "failed", event.error)

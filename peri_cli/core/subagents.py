@@ -33,6 +33,7 @@ from peri_cli.core.tools import ToolOutput, ToolRegistry
 from peri_cli.core.transcript import AgentRef, AgentState, AgentStatus
 
 MAX_BACKGROUND = 3
+REPORT_HEAD = "[SubAgent "  # how a report to the parent begins
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,7 @@ class SubagentManager:
 
     def report(self, child: Child) -> str:
         """What the parent reads about a finished child."""
-        head = f"[SubAgent {child.id[:8]} ({child.label})"
+        head = f"{REPORT_HEAD}{child.id[:8]} ({child.label})"
         if child.state == "done":
             body = child.report.strip() or "(it finished without a final message)"
             return f"{head} finished.]\n\n{body}"
@@ -323,6 +324,7 @@ class SubagentManager:
     def _deliver(self, child: Child) -> None:
         """A background child's report goes to the parent's inbox and wakes whoever waits."""
         self.parent.inbox.append(self.report(child))
+        self.parent.report_waiting = True
         self._finished.set()
 
     def _find(self, prefix: str) -> Child | None:
