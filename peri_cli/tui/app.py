@@ -21,6 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Footer
 
+from peri_cli.tui.agents_ui import AgentsUI
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.startup import RuntimeSlot
 from peri_cli.tui.widgets.agent_strip import AgentStrip
@@ -38,10 +39,9 @@ if TYPE_CHECKING:
     from peri_cli.core.host import ExtraCommand, SessionHost
     from peri_cli.core.loop import Agent
     from peri_cli.core.messages import Usage
-    from peri_cli.core.subagents import ChildEvent, SubagentManager
     from peri_cli.core.tokens import TokenCounter
     from peri_cli.core.transcript import MessageEntry
-    from peri_cli.tui.agent_board import AgentBoard, ChildInfo
+    from peri_cli.tui.agent_board import AgentBoard
     from peri_cli.tui.bridge import Bridge
     from peri_cli.tui.screens.session_picker import PickResult
     from peri_cli.tui.slash import SlashCommands
@@ -110,16 +110,14 @@ class PeriApp(App[int]):
         self.approvals = ApprovalDock(id="approvals")
         self.status = StatusBar(clock, id="status")
         self.agent_strip = AgentStrip(clock, id="agent-strip")
-        self.agent_board: AgentBoard | None = None  # the attached session's SubAgents
-        self._followed: SubagentManager | None = None
-        self._children_task: asyncio.Task[None] | None = None  # lives as long as the session
-        self._agents_flush_due = False
+        self.agents_ui = AgentsUI(self)  # the attached session's SubAgents
         self._bridge: Bridge | None = None
         self._commands: SlashCommands | None = None
         self.queue: list[str] = []
         self.turn: asyncio.Task[None] | None = None
         self._quit_armed = 0.0
         self._dispatching = False
+        self._attaching = False  # showing a session (its SessionStart hooks start a turn)
         self._warned = 0
         self._closing = False
         self._escaped = 0.0  # when Esc last did nothing (a second one soon opens /rewind)
@@ -186,7 +184,10 @@ class PeriApp(App[int]):
     @property
     def busy(self) -> bool:
         return (
-            not self.ready or self._dispatching or (self.turn is not None and not self.turn.done())
+            not self.ready
+            or self._attaching
+            or self._dispatching
+            or (self.turn is not None and not self.turn.done())
         )
 
     async def on_mount(self) -> None:
@@ -196,6 +197,7 @@ class PeriApp(App[int]):
             self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
             return
         await self._attach_runtime(self.runtime)
+        self._next()
 
     async def _start(self) -> None:
         try:
@@ -226,6 +228,15 @@ class PeriApp(App[int]):
         self._next()  # what was typed and sent while starting
 
     async def _attach_runtime(self, runtime: SessionHost) -> None:
+        """Attach the built runtime and show its session; what was sent meanwhile waits (busy)
+        until the session and its SessionStart hooks are under way."""
+        self._attaching = True
+        try:
+            await self._show_runtime(runtime)
+        finally:
+            self._attaching = False
+
+    async def _show_runtime(self, runtime: SessionHost) -> None:
         from peri_cli.tui.bridge import Bridge
         from peri_cli.tui.slash import SlashCommands
 
@@ -233,7 +244,7 @@ class PeriApp(App[int]):
         self._bridge = Bridge(
             self.conversation,
             self.status,
-            self._cost_of,
+            self.cost_of,
             approvals=self.approvals,
             workspace=runtime.workspace,
             interruption=self._interruption,
@@ -277,7 +288,7 @@ class PeriApp(App[int]):
         from peri_cli.tui.notices import session_usage
 
         session = self.agent.session
-        self._follow_children()
+        self.agents_ui.follow()
         if rerender:
             await self.conversation.show_items(display_items(session.entries))
             await self._startup_notices()
@@ -361,7 +372,7 @@ class PeriApp(App[int]):
         agent = self.runtime.agent
         return summary_text(agent.session.entries) if agent is not None else ""
 
-    def _cost_of(self, usage: Usage) -> float | None:
+    def cost_of(self, usage: Usage) -> float | None:
         from peri_cli.core.models import cost_usd
 
         return cost_usd(self.agent.model, usage)
@@ -482,7 +493,7 @@ class PeriApp(App[int]):
                 if self.conversation.overgrown:  # a long live session: keep the newest page
                     await self.conversation.show_items(display_items(self.agent.session.entries))
                 self._next()
-                self._wake_parent()
+                self.wake_parent()
 
     async def on_unmount(self) -> None:
         """Quitting mid-turn cancels it cleanly, so the transcript holds no half turn."""
@@ -492,7 +503,7 @@ class PeriApp(App[int]):
             self.turn.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.turn
-        await self._stop_children()
+        await self.agents_ui.stop_all()
 
     # extensions: skills and MCP prompts as commands, SessionStart hooks, new project servers
 
@@ -761,206 +772,49 @@ class PeriApp(App[int]):
         self.screen.refresh(layout=True)
         self.refresh(repaint=True, layout=True)
 
-    # SubAgents: their events, the strip, the panes, their reports waking the parent
+    # SubAgents: the strip's keys and messages; their reports wake the parent (the rest is in
+    # `agents_ui.AgentsUI`)
 
-    def _follow_children(self) -> None:
-        """Listen to the attached session's SubAgents (for as long as it stays attached): their
-        events feed the cards, the strip and the panes, their questions reach the approval
-        dock. While nothing listens, the core denies a child's questions."""
-        from peri_cli.tui.agent_board import AgentBoard
+    @property
+    def agent_board(self) -> AgentBoard | None:
+        return self.agents_ui.board
 
-        manager = self.runtime.subagents
-        if manager is self._followed and self.agent_board is not None:
-            return
-        old, self._followed = self._followed, manager
-        first = self.agent_board is None
-        board = self.agent_board = AgentBoard(self.clock, self.runtime.workspace)
-        self.agent_strip.show([])
-        if old is not None:  # a session switch: what ran in the other session is stopped
-            self.run_worker(self._stop_children(old), group="old-children")
-        if self._children_task is not None:
-            self._children_task.cancel()
-        if manager is not None:  # (a task, not a worker: "wait for the workers" must not wait)
-            self._children_task = asyncio.create_task(self._child_events(manager, board))
-        if self.runtime.session is not None:
-            self.run_worker(self._load_children(board), group="child-records", exclusive=True)
-        if first:
-            self.set_interval(1.0, self._agents_tick, name="agents")
+    async def open_agent_pane(self, child_id: str) -> None:
+        await self.agents_ui.open_pane(child_id)
 
-    async def _load_children(self, board: AgentBoard) -> None:
-        """A resumed session's children, as their transcripts recorded them."""
-        from peri_cli.tui.agent_board import read_children_async
-        from peri_cli.tui.bridge import add_cost
+    @property
+    def quitting(self) -> bool:
+        """Quitting: nothing is left to draw on, and a question asked now is denied."""
+        return self._closing or not self.screen_stack
 
-        session = self.agent.session
-        infos = await read_children_async(session.dir, self.runtime.workspace, self.agent.model)
-        if board is not self.agent_board or not infos:
-            return
-        board.add_records(infos)
-        spent: float | None = 0.0
-        for info in infos:
-            spent = add_cost(spent, info.cost)
-        self.status.set(cost_usd=add_cost(self.status.status.cost_usd, spent))
-        self._agents_flush()
-
-    async def _child_events(self, manager: SubagentManager, board: AgentBoard) -> None:
-        from peri_cli.core.provider import TextDelta, ThinkingDelta
-
-        async for item in manager.events():
-            if isinstance(item.event, TextDelta | ThinkingDelta):  # most events: only logged
-                board.apply(item, None)
-                continue
-            try:
-                await self._on_child_event(manager, board, item)
-            except Exception as e:  # a drawing bug must not cut the children off from the user
-                self.log.error(f"SubAgent event {type(item.event).__name__}: {e!r}")
-
-    async def _on_child_event(
-        self, manager: SubagentManager, board: AgentBoard, item: ChildEvent
-    ) -> None:
-        from peri_cli.core.events import AssistantMessage, PermissionRequested
-        from peri_cli.core.models import cost_usd
-        from peri_cli.core.subagents import ChildStateChanged
-        from peri_cli.tui.bridge import add_cost
-
-        event = item.event
-        info = board.apply(item, manager.children.get(item.child_id), self.agent.model)
-        if self._closing or not self.screen_stack:
-            info = None  # quitting: a question left now is denied
-        if info is None:
-            if isinstance(event, PermissionRequested) and not event.future.done():
-                event.future.set_result("deny")  # (a child the manager never had: cannot be)
-            return
-        if isinstance(event, PermissionRequested):
-            await self._ask_for_child(info, event)
-        elif isinstance(event, AssistantMessage):  # its cost is the session's too
-            more = cost_usd(info.model or self.agent.model, event.usage)
-            self.status.set(cost_usd=add_cost(self.status.status.cost_usd, more))
-        elif isinstance(event, ChildStateChanged) and not info.running:
-            for prompt in info.prompts:
-                prompt.cancel()  # its question went with it
-            info.prompts.clear()
-        self._agents_changed()
-        if isinstance(event, ChildStateChanged) and not info.running and info.background:
-            self._wake_parent()
-
-    async def _ask_for_child(self, info: ChildInfo, event: object) -> None:
-        """A child's question, in the approval dock like the main agent's, with its name. It
-        takes focus unless the user is typing (a keystroke must not answer it)."""
-        from peri_cli.core.events import PermissionRequested
-        from peri_cli.tui.bridge import make_prompt
-        from peri_cli.tui.screens.agent_pane import AgentPane
-
-        assert isinstance(event, PermissionRequested)
-        if event.agent is None:
-            event.agent = info.label
-        prompt = make_prompt(event, self.runtime.workspace)
-        info.prompts.append(prompt)
-        if isinstance(self.screen, AgentPane):
-            self.screen.dismiss(None)
-        await self.approvals.ask(prompt)
-        typing = self.focused is self.prompt_area.input and bool(self.prompt_area.text.strip())
-        if typing:
-            self.notify(
-                f"{info.label} asks to use {event.tool}: Shift+Tab answers, Esc denies",
-                timeout=5,
-            )
-        elif self.approvals.pending is prompt:
-            prompt.focus()
-
-    def _agents_changed(self) -> None:
-        """Cards and the strip are redrawn at most 20 times a second, however fast children
-        stream."""
-        if not self._agents_flush_due:
-            self._agents_flush_due = True
-            self.set_timer(0.05, self._agents_flush)
-
-    def _agents_flush(self) -> None:
-        self._agents_flush_due = False
-        board = self.agent_board
-        if board is None or self._closing or not self.screen_stack:
-            return  # (quitting: nothing left to draw on)
-        board.flush()
-        running = board.running()
-        rows = len(self.agent_strip.rows)
-        self.agent_strip.show(running)
-        if len(running) != rows and self.approvals.pending is not None:
-            self.call_after_refresh(self.fit_approval)  # the strip took or gave back rows
-        if not running and self.focused is self.agent_strip:
-            self.prompt_area.input.focus()
-
-    def _agents_tick(self) -> None:
-        if self._closing or not self.screen_stack:
-            return
-        board = self.agent_board
-        if board is not None and board.running():
-            board.refresh_running()
-            self._agents_flush()
-        self._wake_parent()
-
-    def _wake_parent(self) -> None:
+    def wake_parent(self) -> None:
         """Background SubAgents' reports wake the idle parent: a turn with no prompt reads
         them. While the user is typing they wait and go with the next message."""
         if not self.ready or self.busy or self.queue or self._closing or not self.is_running:
             return
         agent = self.runtime.agent
-        if agent is None or not agent.inbox or self.prompt_area.text.strip():
+        if agent is None or not agent.report_waiting or self.prompt_area.text.strip():
             return
         self._dispatching = True
         self.run_worker(self._wake(agent), group="dispatch")
 
     async def _wake(self, agent: Agent) -> None:
+        from peri_cli.core.subagents import REPORT_HEAD
+
         try:
             for report in agent.inbox:
-                head = report.split("\n", 1)[0].strip("[] ")
-                await self.notice(f"{head} Its report goes to the agent.")
+                if report.startswith(REPORT_HEAD):
+                    head = report.split("\n", 1)[0].strip("[] ")
+                    await self.notice(f"{head} Its report goes to the agent.")
             await self.run_events(agent.run(None), prompt_turn=True)
         finally:
             self._dispatching = False
 
-    def _stop_child(self, child_id: str) -> bool:
-        manager = self.runtime.subagents if self.ready else None
-        return manager is not None and manager.stop(child_id)
-
-    async def _stop_children(self, manager: SubagentManager | None = None) -> None:
-        """On exit (or a session switch), running children are stopped and marked so."""
-        if manager is None and self._children_task is not None:
-            self._children_task.cancel()
-        manager = manager or self._followed
-        if manager is not None:
-            with contextlib.suppress(Exception):
-                await manager.stop_all()
-
-    async def open_agent_pane(self, child_id: str) -> None:
-        from peri_cli.tui.screens.agent_pane import AgentPane
-
-        board = self.agent_board
-        if board is None or child_id not in board.children:
-            return
-        info = board.children[child_id]
-        r = self.runtime
-        status = {
-            "model": info.model or self.agent.model,
-            "provider": r.provider_name,
-            "mode": self.agent.policy.mode,
-            "window": r.context_window,
-        }
-        pane = AgentPane(
-            board,
-            child_id,
-            cost_of=self._cost_of,
-            approvals=self.approvals,
-            stop=self._stop_child,
-            status=status,
-            workspace=r.workspace,
-        )
-        await self.push_screen(pane)
-
     def on_agent_strip_open(self, message: AgentStrip.Open) -> None:
-        self.run_worker(self.open_agent_pane(message.child_id), group="pane")
+        self.run_worker(self.agents_ui.open_pane(message.child_id), group="pane")
 
     def on_agent_strip_stop(self, message: AgentStrip.Stop) -> None:
-        if self._stop_child(message.child_id):
+        if self.agents_ui.stop_child(message.child_id):
             self.notify("Stopping the SubAgent (its transcript is kept)", timeout=2)
 
     def on_agent_strip_leave(self, _message: AgentStrip.Leave) -> None:
