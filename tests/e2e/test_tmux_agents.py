@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_tmux import start_peri, start_server
+from tests.e2e.test_tmux import start_peri, start_server, wait_for_bytes
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -85,7 +85,7 @@ def test_open_a_pane_and_stop_a_child_from_the_strip(tmp_path: Path) -> None:
         tmux("send-keys", "-t", "peri", "C-c")
         tmux.wait_for(lambda s: "again to quit" in s)
         tmux("send-keys", "-t", "peri", "C-c")
-        tmux.wait_for(lambda s: "Resume this session with" in s, timeout=20)
+        wait_for_bytes(tmp_path, "Resume this session with", timeout=20)
     finally:
         tmux("kill-server")
         with contextlib.suppress(StopIteration):
