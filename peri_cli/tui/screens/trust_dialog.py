@@ -12,15 +12,12 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
-from textual.reactive import reactive
-from textual.screen import ModalScreen
-from textual.widgets import Static
 
 from peri_cli.core.textsafe import visible
 from peri_cli.core.trust import Loosening, TrustState
+from peri_cli.tui.screens.yes_no import YesNoScreen
 
 CHOICES: list[tuple[bool, str, str]] = [
     (True, "Trust this folder", "remembered for this folder"),
@@ -59,76 +56,20 @@ def dialog_text(workspace: Path, loosenings: Sequence[Loosening]) -> Text:
     return text
 
 
-class TrustDialog(ModalScreen[bool | None]):
+class TrustDialog(YesNoScreen):
     """Trust (True), don't trust (False), or no answer yet (None: Esc, asked again next run)."""
 
-    DEFAULT_CSS = """
-    TrustDialog { align: center middle; }
-    TrustDialog > Vertical {
-        width: 90%;
-        max-width: 110;
-        height: auto;
-        max-height: 90%;
-        border: round $warning;
-        background: $surface;
-        padding: 0 1;
-    }
-    TrustDialog VerticalScroll { height: auto; max-height: 20; }
-    TrustDialog #trust-choices { padding: 1 0 0 0; }
-    TrustDialog #trust-help { color: $text-muted; }
-    """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "move(-1)", "Up", show=False, priority=True),
-        Binding("down", "move(1)", "Down", show=False, priority=True),
-        Binding("enter", "choose", "Choose", priority=True),
-        Binding("1,y,t", "answer(True)", "Trust"),
-        Binding("2,n", "answer(False)", "Don't trust"),
-        Binding("escape", "dismiss_none", "Decide later"),
-    ]
-
-    selected = reactive(0)
+    CHOICES = CHOICES
+    ID = "trust"
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("t", "answer(True)", "Trust", show=False)]
 
     def __init__(self, workspace: Path, loosenings: Sequence[Loosening]) -> None:
         super().__init__()
         self.workspace = workspace
         self.loosenings = list(loosenings)
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            with VerticalScroll():
-                yield Static(dialog_text(self.workspace, self.loosenings), id="trust-body")
-            yield Static(self._choices(), id="trust-choices")
-            yield Static(
-                Text("↑↓ Enter, or 1 / 2 (y / n); Esc decides later (asked again next time)"),
-                id="trust-help",
-            )
-
-    def _choices(self) -> Text:
-        text = Text()
-        for i, (_, label, note) in enumerate(CHOICES):
-            line = f"{i + 1}. {label}"
-            if i == self.selected:
-                text.append(f" › {line} ", style="reverse")
-            else:
-                text.append(f"   {line} ")
-            text.append(f"  {note}\n", style="dim")
-        return text
-
-    def watch_selected(self) -> None:
-        if self.is_mounted:
-            self.query_one("#trust-choices", Static).update(self._choices())
-
-    def action_move(self, step: int) -> None:
-        self.selected = (self.selected + step) % len(CHOICES)
-
-    def action_choose(self) -> None:
-        self.dismiss(CHOICES[self.selected][0])
-
-    def action_answer(self, answer: bool) -> None:
-        self.dismiss(answer)
-
-    def action_dismiss_none(self) -> None:
-        self.dismiss(None)
+    def body(self) -> Text:
+        return dialog_text(self.workspace, self.loosenings)
 
 
 async def settle_trust(app: App[Any], host: TrustHost) -> None:
