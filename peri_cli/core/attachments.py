@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peri_cli.core.images import image_type
 from peri_cli.core.messages import ImagePart, Message, TextPart
 from peri_cli.core.rules import Rule, RuleContext, read_denied
 from peri_cli.core.safe_read import SafeReadError, is_inside, read_bytes
@@ -151,18 +152,6 @@ def _listing(path: Path, shown: str) -> str:
 _DATA_URI = re.compile(r"data:(image/(?:png|jpeg|gif|webp));base64,([A-Za-z0-9+/=\s]+)")
 
 
-def _sniff(data: bytes) -> str | None:
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if data.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if data.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "image/webp"
-    return None
-
-
 def pasted_image(text: str, workspace: Path) -> ImagePart | str | None:
     """What pasted text means as an image: an image part (a path to an image file, a file://
     URL, or image data as a data: URI), a one-line reason it could not be used, or None when
@@ -176,7 +165,7 @@ def pasted_image(text: str, workspace: Path) -> ImagePart | str | None:
             return "the pasted image data is not valid base64"
         if len(data) > MAX_IMAGE_BYTES:
             return "the pasted image is larger than 5 MB"
-        media = _sniff(data)
+        media = image_type(data)
         if media is None:
             return "the pasted data is not a PNG, JPEG, GIF or WebP image"
         return ImagePart(media_type=media, data=base64.b64encode(data).decode("ascii"))
@@ -192,7 +181,7 @@ def pasted_image(text: str, workspace: Path) -> ImagePart | str | None:
         data = read_bytes(path, max_bytes=MAX_IMAGE_BYTES)
     except SafeReadError as e:
         return None if e.missing else f"{visible(raw)}: {e.reason}"
-    media = _sniff(data)
+    media = image_type(data)
     if media is None:
         return f"{visible(raw)} is not a PNG, JPEG, GIF or WebP image"
     return ImagePart(media_type=media, data=base64.b64encode(data).decode("ascii"))

@@ -296,7 +296,8 @@ def describe_call(
     command = tool_input.get("command") if tool == "Bash" else None
     subject = tool_input.get(SUBJECT_FIELDS[tool]) if tool in SUBJECT_FIELDS else None
     if tool == WEB_FETCH:
-        subject = _domain_subject(tool_input.get("url"))
+        host = url_domain(tool_input.get("url"))
+        subject = None if host is None else f"domain:{host}"
     return Call(
         tool=tool,
         kind=kind,
@@ -308,8 +309,8 @@ def describe_call(
     )
 
 
-def _domain_subject(url: object) -> str | None:
-    """`domain:HOST` for an http(s) URL (what WebFetch rules match), None otherwise."""
+def url_domain(url: object) -> str | None:
+    """The host an http(s) URL names (lower case), or None for anything else."""
     if not isinstance(url, str):
         return None
     try:
@@ -318,7 +319,7 @@ def _domain_subject(url: object) -> str | None:
         return None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
-    return f"domain:{parts.hostname.lower()}"
+    return parts.hostname.lower()
 
 
 def _static_prefix(pattern: str) -> str:

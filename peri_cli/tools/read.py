@@ -12,6 +12,7 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
+from peri_cli.core.images import image_type
 from peri_cli.core.messages import ImagePart, TextPart
 from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.walk import open_regular
@@ -67,7 +68,7 @@ def read_file(path: Path, offset: int = 1, limit: int = 2000) -> ToolOutput:
             return ToolOutput.error(f"{path} is not a regular file (a device, socket or pipe).")
         with os.fdopen(fd, "rb") as f:
             head = f.read(SNIFF_BYTES)
-            media_type = _image_type(head)
+            media_type = image_type(head)
             if media_type:
                 return _image(f, path, media_type)
             if b"\0" in head:
@@ -94,18 +95,6 @@ def _not_found(path: Path) -> str:
     if similar:
         return f"File not found: {path}. Did you mean: {', '.join(similar)}?"
     return f"File not found: {path}. Use Glob to find the file."
-
-
-def _image_type(head: bytes) -> str | None:
-    if head.startswith(b"\x89PNG\r\n\x1a\n"):
-        return "image/png"
-    if head.startswith(b"\xff\xd8\xff"):
-        return "image/jpeg"
-    if head.startswith((b"GIF87a", b"GIF89a")):
-        return "image/gif"
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def _image(f: BinaryIO, path: Path, media_type: str) -> ToolOutput:

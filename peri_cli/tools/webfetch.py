@@ -16,6 +16,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, Field
 
+from peri_cli.core.rules import url_domain
 from peri_cli.core.tools import (
     NOTHING,
     PydanticTool,
@@ -52,17 +53,6 @@ class WebFetchParams(BaseModel):
     )
 
 
-def domain_of(url: str) -> str | None:
-    """The host an http(s) URL names (lower case), or None for anything else."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return parts.hostname.lower()
-
-
 class WebFetchTool(PydanticTool[WebFetchParams]):
     name = "WebFetch"
     kind: ToolKind = "external"
@@ -73,7 +63,7 @@ class WebFetchTool(PydanticTool[WebFetchParams]):
 
     def validate(self, raw: dict[str, Any]) -> WebFetchParams:
         params = super().validate(raw)
-        if domain_of(params.url) is None:
+        if url_domain(params.url) is None:
             raise ToolError(
                 f"WebFetch takes an http:// or https:// URL with a host, not {params.url[:200]!r}."
             )
@@ -111,7 +101,7 @@ def fetch(url: str, max_chars: int = DEFAULT_CHARS) -> ToolOutput:
     """The page at `url` as Markdown text, or an error the model can act on; blocking."""
     current = url
     for _ in range(MAX_SAME_HOST_REDIRECTS + 1):
-        host = domain_of(current) or ""
+        host = url_domain(current) or ""
         request = urllib.request.Request(current, headers={"User-Agent": USER_AGENT})
         try:
             with _opener(host).open(request, timeout=TIMEOUT_SECONDS) as response:
@@ -122,7 +112,7 @@ def fetch(url: str, max_chars: int = DEFAULT_CHARS) -> ToolOutput:
             if location is None:
                 return ToolOutput.error(f"{current} answered HTTP {e.code} {e.reason}.")
             target = urljoin(current, location)
-            if domain_of(target) != host or urlsplit(target).scheme != urlsplit(current).scheme:
+            if url_domain(target) != host or urlsplit(target).scheme != urlsplit(current).scheme:
                 return ToolOutput.text(
                     f"{current} redirects (HTTP {e.code}) to another location: {target}\n"
                     "It was not followed. Fetch that URL with WebFetch if it is what you want."
