@@ -3,6 +3,7 @@ child's prompt-cache share for `general` (the parent's tools list) vs a restrict
 
     .venv/bin/python bench/subagents_stream.py                # ~2 minutes
     .venv/bin/python bench/subagents_stream.py --tokens 10000 --runs 2
+    .venv/bin/python bench/subagents_stream.py --tokens 1500 --child-delay 0.01  # a real pace
     .venv/bin/python bench/subagents_stream.py --skip-tui     # the cache figures only
 
 Part 1 runs the real `peri` under tmux (120x40) against tests/fakeserver.py with no delay: the
@@ -50,9 +51,9 @@ def post_script(url: str, script: list[dict[str, Any]]) -> None:
     urllib.request.urlopen(req, timeout=10).read()
 
 
-def children_script(replies: list[str]) -> list[dict[str, Any]]:
-    """The parent starts three background children; each streams its reply; every wake of the
-    parent answers DONE."""
+def children_script(replies: list[str], delay: float = 0.0) -> list[dict[str, Any]]:
+    """The parent starts three background children; each streams its reply (`delay` seconds
+    before each event: a real model's pace); every wake of the parent answers DONE."""
     spawn = [
         {
             "name": "Agent",
@@ -65,7 +66,10 @@ def children_script(replies: list[str]) -> list[dict[str, Any]]:
         {"when": "orchestrate", "text": "Three SubAgents started."},
     ]
     script += [{"when": "orchestrate", "text": DONE} for _ in JOBS]
-    script += [{"when": job, "text": reply} for job, reply in zip(JOBS, replies, strict=True)]
+    script += [
+        {"when": job, "text": reply, **({"delay": delay} if delay else {})}
+        for job, reply in zip(JOBS, replies, strict=True)
+    ]
     return script
 
 
@@ -178,7 +182,7 @@ def tui_part(args: argparse.Namespace) -> str:
             "finished": lambda s: END in s.text,
         },
         f"3 SubAgents streaming {args.tokens:,} tokens each (panes closed)": {
-            "script": children_script(replies),
+            "script": children_script(replies, args.child_delay),
             "prompt": "orchestrate three writers",
             "started": lambda s: "SubAgents: 3 running" in s.text,
             # the strip goes when none runs (the probe keys in the prompt are "typing", so the
@@ -186,7 +190,7 @@ def tui_part(args: argparse.Namespace) -> str:
             "finished": lambda s: "SubAgents:" not in s.text,
         },
         "3 SubAgents streaming, the first one's pane open (frames only)": {
-            "script": children_script(replies),
+            "script": children_script(replies, args.child_delay),
             "prompt": "orchestrate three writers",
             "started": lambda s: "SubAgents: 3 running" in s.text,
             "finished": lambda s: "SubAgent finished." in s.text,
@@ -235,8 +239,9 @@ def tui_report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespac
     names = list(results)
     idle, main, children, pane = names
     out = [
-        f"## Three SubAgents streaming {args.tokens:,} tokens each at full speed "
-        f"({args.runs} run(s) per case; keys and frames pooled)",
+        f"## Three SubAgents streaming {args.tokens:,} tokens each "
+        + ("at full speed " if not args.child_delay else f"{args.child_delay}s apart per event ")
+        + f"({args.runs} run(s) per case; keys and frames pooled)",
         u.table(
             [
                 "",
@@ -357,6 +362,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tokens", type=int, default=20_000, help="tokens each child streams")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument(
+        "--child-delay",
+        type=float,
+        default=0.0,
+        help="seconds before each event a child streams (0: full speed; 0.01: ~100 tokens/s)",
+    )
     ap.add_argument("--probe-every", type=float, default=0.1, help="seconds between probe keys")
     ap.add_argument("--max-seconds", type=float, default=90.0)
     ap.add_argument("--skip-tui", action="store_true", help="only the cache figures")
