@@ -26,6 +26,9 @@ class AssistantMessage:
     estimated: bool = False  # the provider reported no usage; `usage` is Peri's count
 
 
+USER_SHELL_ID = "user_shell_"  # how the call ids of the user's `!` commands begin (shown open)
+
+
 @dataclass(frozen=True)
 class ToolCall:
     id: str

@@ -11,7 +11,14 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from peri_cli.core.attachments import shell_entry
-from peri_cli.core.events import Event, Notice, ToolCall, ToolFinished, TurnEnded
+from peri_cli.core.events import (
+    USER_SHELL_ID,
+    Event,
+    Notice,
+    ToolCall,
+    ToolFinished,
+    TurnEnded,
+)
 from peri_cli.core.messages import TextPart, ToolUsePart
 from peri_cli.core.textsafe import scrub_surrogates
 from peri_cli.core.tools import ToolError, ToolOutput
@@ -30,7 +37,7 @@ async def user_shell(agent: Agent, command: str) -> AsyncIterator[Event]:
         yield Notice("! needs the Bash tool, which this session does not have.", "error")
         yield TurnEnded("done")
         return
-    use = ToolUsePart(id=f"user_shell_{uuid.uuid4().hex[:12]}", name="Bash", input={})
+    use = ToolUsePart(id=f"{USER_SHELL_ID}{uuid.uuid4().hex[:12]}", name="Bash", input={})
     yield ToolCall(use.id, "Bash", {"command": command})
     live = LiveOutput()
     ctx = dataclasses.replace(agent.tool_ctx, call_id=use.id, progress=live.reporter(use))

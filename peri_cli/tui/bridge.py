@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.widget import Widget
 
 from peri_cli.core.events import (
+    USER_SHELL_ID,
     AssistantMessage,
     Compacted,
     CompactFailed,
@@ -200,6 +201,8 @@ class Bridge:
             case ToolCall(id=call_id, name=name, input=tool_input):
                 view = await self._tool(call_id, name)
                 view.set_input(tool_input)
+                if call_id.startswith(USER_SHELL_ID):  # the user asked to see this output
+                    view.collapsed = False
                 view.set_state("running")
                 self.status.busy(f"running {name}")
             case ToolProgress(id=call_id, name=name, text=text):  # a running call's output

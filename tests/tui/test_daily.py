@@ -101,6 +101,7 @@ async def test_bang_runs_a_shell_command_and_the_model_sees_it(tmp_path: Path) -
         await send(pilot, "!ls && echo $ANTHROPIC_API_KEY-gone")
         views = list(app.query(ToolCallView))
         assert views and views[-1].output is not None and "marker.txt" in views[-1].output
+        assert not views[-1].collapsed and "marker.txt" in screen_text(app)  # open, not folded
         assert not list(app.query(PermissionPrompt))
         assert runtime._provider.requests == []  # type: ignore[union-attr]
         await send(pilot, "what did it say?")
