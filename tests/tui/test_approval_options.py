@@ -151,6 +151,8 @@ async def test_deny_with_a_note_tells_the_model(tmp_path: Path) -> None:
         await until(pilot, lambda: app.focused is prompt.note_input, what="the note input")
         assert "Allow Bash?" in screen_text(app)  # the question stays on screen
         await pilot.press(*"use the Grep tool instead, n")  # letters are the note's here
+        await pilot.pause()
+        assert "use the Grep tool instead" in screen_text(app)  # what is typed shows
         await pilot.press("enter")
         await until(pilot, lambda: not app.busy)
         assert prompt.answer == "deny" and prompt.note == "use the Grep tool instead, n"

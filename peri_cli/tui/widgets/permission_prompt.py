@@ -62,7 +62,14 @@ class PermissionPrompt(Vertical, can_focus=True):
         }
         & > .approval--hint { color: $warning; text-style: italic; }
         & > .approval--question { text-style: bold; color: $warning; }
-        & > .approval--note { height: 1; border: none; padding: 0 1; margin: 0; }
+        /* (Input's own :focus rule brings back its tall border: name both states) */
+        & > Input.approval--note, & > Input.approval--note:focus {
+            height: 1;
+            border: none;
+            padding: 0 1;
+            margin: 0;
+            background: $boost;
+        }
     }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
