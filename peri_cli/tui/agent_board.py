@@ -64,6 +64,7 @@ class ChildInfo:
     tool_use_id: str
     background: bool = False
     model: str = ""
+    task: str = ""  # the prompt it was given (a live child's; a resumed one's is in its record)
     state: str = "queued"
     detail: str = ""
     started: float | None = None  # app clock seconds (wall time)
@@ -181,6 +182,7 @@ class AgentBoard:
                 tool_use_id=child.tool_use_id,
                 background=child.background,
                 model=child.type.model or model,
+                task=child.prompt,
             )
         event = item.event
         if isinstance(event, TextDelta | ThinkingDelta):  # most events: into the log only

@@ -167,6 +167,7 @@ async def test_strip_focus_select_open_a_pane_and_stop_a_child(tmp_path: Path) -
         assert isinstance(pane, AgentPane)
         await until(pilot, lambda: "B is looking around." in screen_text(app), what="B's text")
         assert "Bash(sleep 30)" in screen_text(app) and "second job" in screen_text(app)
+        assert "job B: wait" in screen_text(app)  # what it was asked comes first
         # closing the pane does not stop the child
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, AgentPane), what="pane closed")
@@ -447,11 +448,11 @@ async def test_a_childs_long_question_stays_on_screen_above_the_strip_at_60x20(
         await send(pilot, "orchestrate", wait=False)
         await until(pilot, lambda: app.approvals.pending is not None, what="the question")
         await until(pilot, lambda: len(app.agent_strip.rows) == 3, what="the strip")
-        await pilot.pause(0.2)
+        # every row of the strip shows (drawn within a frame or two of the rows' arrival)
+        await until(pilot, lambda: screen_text(app).count("· ◐ running") == 3, what="3 rows")
         screen = screen_text(app)
         assert "Allow Bash? 1–5" in screen and "SubAgents: 3 running" in screen
         assert "asked by" in screen and "Esc denies" in screen, screen
-        assert screen.count("· ◐ running") == 3, screen  # every row of the strip too
         await pilot.press("n")
         await until(pilot, lambda: child_states(app)["builder"] != "running", what="denied")
     app.runtime.close()

@@ -144,6 +144,10 @@ class AgentPane(ModalScreen[None]):
         self._draw_head()
         if info is not None and not info.live and info.path is not None:
             await self._show_transcript(info.path)
+        elif info is not None and info.task:  # what it was asked, as its first message
+            from peri_cli.tui.widgets.user_message import UserMessage
+
+            await self.conversation.add(UserMessage(info.task))
         for event in snapshot:
             await self._show(event)
         queue = self._queue
