@@ -100,6 +100,7 @@ class AgentsUI:
             await self._ask(info, event)
         elif isinstance(event, AssistantMessage):  # its cost is the session's too
             more = cost_usd(info.model or self.app.agent.model, event.usage)
+            info.cost = add_cost(info.cost, more)
             self.app.status.set(cost_usd=add_cost(self.app.status.status.cost_usd, more))
         elif isinstance(event, ChildStateChanged) and not info.running:
             for prompt in info.prompts:
@@ -202,3 +203,12 @@ class AgentsUI:
             workspace=r.workspace,
         )
         await self.app.push_screen(pane)
+
+    def cost(self) -> float | None:
+        """What this session's SubAgents cost so far (None: some of it has no known price)."""
+        from peri_cli.tui.bridge import add_cost
+
+        total: float | None = 0.0
+        for info in self.board.children.values() if self.board is not None else ():
+            total = add_cost(total, info.cost)
+        return total

@@ -284,6 +284,7 @@ class PeriApp(App[int]):
 
     async def show_session(self, *, rerender: bool = True) -> None:
         """Show the attached session: its history (newest page), guide and status."""
+        from peri_cli.tui.bridge import add_cost
         from peri_cli.tui.items import display_items
         from peri_cli.tui.notices import session_usage
 
@@ -294,7 +295,8 @@ class PeriApp(App[int]):
             await self._startup_notices()
         self.refresh_status()
         cost, share = session_usage(session.entries, self.agent.model)
-        self.status.set(cost_usd=cost, cache_share=share)
+        # (a resumed session's children are read later, and add theirs then)
+        self.status.set(cost_usd=add_cost(cost, self.agents_ui.cost()), cache_share=share)
         self.run_worker(self._estimate_context(), group="estimate", exclusive=True)
         await self.session_start(self.runtime.session_source)
 

@@ -535,3 +535,31 @@ def test_snapshot_a_pane_while_two_children_run(snap_compare: Any, tmp_path: Pat
         assert snap_compare(app, terminal_size=(110, 36), run_before=pane)
     finally:
         app.runtime.close()
+
+
+async def test_the_status_keeps_the_subagents_cost_after_a_rewind(tmp_path: Path) -> None:
+    """The money on the status line is the session's and its SubAgents'; showing the session
+    again (a /rewind) must not drop the children's part."""
+    usage = Usage(input_tokens=100_000, output_tokens=1_000)
+    router = Router(
+        {
+            "orchestrate": [
+                ScriptedReply(tool_calls=[spawn("toolu_a", "job A: count", "counter")]),
+                ScriptedReply(text="Counted."),
+            ],
+            "job A": [ScriptedReply(text="Forty-two.", usage=usage)],
+        }
+    )
+    app = make_app(tmp_path, router)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "orchestrate a count")
+        await until(pilot, lambda: child_states(app).get("counter") == "done", what="the child")
+        child_cost = app.agents_ui.cost()
+        before = app.status.status.cost_usd
+        assert child_cost and before is not None and before > child_cost > 0.2
+        await send(pilot, "/rewind", wait=False)
+        await pilot.press("enter", "enter")  # before the only prompt: code and conversation
+        await until(pilot, lambda: app.prompt_area.text == "orchestrate a count", what="rewound")
+        after = app.status.status.cost_usd
+        assert after is not None and abs(after - before) < 1e-9  # money spent stays spent
+    app.runtime.close()
