@@ -24,15 +24,17 @@ def _umask() -> int:
     return current
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write through a synced temp file in the same directory, so no reader sees a partial file.
 
-    An existing file keeps its permission bits; a new one gets the usual 0o666 minus the umask.
+    An existing file keeps its permission bits; a new one gets the usual 0o666 minus the umask
+    (or `mode`, when given: e.g. 0o600 for a copy of someone's private file).
     """
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
+    if mode is None:
+        try:
+            mode = stat.S_IMODE(path.stat().st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:

@@ -9,6 +9,7 @@ are recorded in the main transcript, named by the agent).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,6 +28,7 @@ __all__ = ["CHECKPOINTS_DIR", "CheckpointError", "Checkpointer", "current_sha", 
 # text files the model handles whole, far smaller than this.
 MAX_KEPT_BYTES = 64 << 20
 REWIND_CALL = "rewind"
+_SHA = re.compile(r"[0-9a-f]{64}")
 
 
 class CheckpointError(Exception):
@@ -67,6 +69,8 @@ class Checkpointer:
         return self.session.dir / CHECKPOINTS_DIR
 
     def blob(self, sha: str) -> Path:
+        if not _SHA.fullmatch(sha):  # a transcript line is data: never a path to follow
+            raise CheckpointError(f"its checkpoint name {sha[:16]!r} is not a sha256")
         return self.dir / sha
 
     def keep(self, paths: Iterable[Path]) -> list[FileState]:
@@ -92,8 +96,9 @@ class Checkpointer:
         target = self.blob(sha)
         if target.is_file():
             return  # deduplicated: the same bytes are kept once
-        self.dir.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, data)
+        # Copies of the user's files, private ones included: readable by the user alone.
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        atomic_write(target, data, mode=0o600)
 
     def record(
         self,
@@ -118,11 +123,20 @@ class Checkpointer:
         return data
 
     def restore(self, path: Path, sha: str | None) -> None:
-        """Put `path` back to the kept bytes `sha`, or remove it (None: it did not exist)."""
+        """Put `path` back to the kept bytes `sha`, or remove it (None: it did not exist).
+
+        Recorded paths were resolved when Peri wrote them: a folder on the way that now resolves
+        elsewhere (made a symlink since) is refused, or the restore would write through it."""
+        if path.parent.resolve() != path.parent:
+            raise CheckpointError(
+                f"a folder on its path now leads to {path.parent.resolve()}; not followed"
+            )
         if sha is None:
             try:
                 if path.is_symlink() or path.is_file():
                     path.unlink()
+                elif path.exists():
+                    raise CheckpointError("it is no longer a file; left as it is")
             except OSError as e:
                 raise CheckpointError(f"cannot remove it ({e.strerror or e})") from e
             return

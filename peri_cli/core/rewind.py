@@ -146,6 +146,19 @@ def plan_code(entries: Sequence[Entry], prompt_id: str) -> CodePlan:
     return plan
 
 
+def changed_counts(entries: Sequence[Entry], prompt_ids: Sequence[str]) -> dict[str, int]:
+    """How many files Peri changed from each prompt on (for the picker: no file is read)."""
+    wanted = set(prompt_ids)
+    counts: dict[str, int] = {}
+    seen: set[str] = set()
+    for entry in reversed(entries):  # newest first: each prompt counts what came after it
+        if isinstance(entry, CheckpointEntry) and entry.phase == "before":
+            seen.update(state.path for state in entry.files)
+        if entry.id in wanted:
+            counts[entry.id] = len(seen)
+    return counts
+
+
 @dataclass
 class CodeResult:
     restored: list[Path] = field(default_factory=list)
@@ -165,8 +178,12 @@ def apply_code(
     result.skipped = [f for f in plan.files if f.restorable and f not in todo]
     if not todo:
         return result
-    kept = checkpointer.keep(f.path for f in todo)
+    kept = {s.path: s for s in checkpointer.keep(f.path for f in todo)}
     for change in todo:
+        state = kept.get(str(change.path))
+        if state is not None and state.note is not None:  # restoring would lose what it holds
+            result.failed.append((change.path, f"not touched: {state.note}"))
+            continue
         try:
             checkpointer.restore(change.path, change.target)
         except CheckpointError as e:
@@ -175,7 +192,7 @@ def apply_code(
             result.restored.append(change.path)
     if result.restored:
         done = {str(p) for p in result.restored}
-        before = [s for s in kept if s.path in done]
+        before = [s for p, s in kept.items() if p in done]
         after = checkpointer.look(result.restored)
         result.records = [
             CheckpointEntry(phase="before", files=before, call_id=REWIND_CALL),

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+import stat
 from pathlib import Path
 
-from peri_cli.core.checkpoints import Checkpointer
+import pytest
+
+from peri_cli.core.checkpoints import Checkpointer, CheckpointError
 from peri_cli.core.messages import TextPart, user_text
 from peri_cli.core.projection import project
 from peri_cli.core.rewind import apply_code, plan_code, prompts, record, rewind_conversation
@@ -182,3 +186,85 @@ async def test_rewind_reaches_past_a_clear_and_a_full_compaction_after_resume(
     assert _user_texts(resumed) == ["p1"]
     assert resumed.session is not None
     assert any(isinstance(e, RewindMarker) for e in resumed.session.entries)
+
+
+# --- adversarial cases (review of issue 15) ------------------------------------------------------
+
+
+async def test_restore_never_writes_through_a_folder_made_a_symlink_since(tmp_path: Path) -> None:
+    replies = [
+        _write("build/conf", "new\n"),
+        ScriptedReply(text="wrote"),
+        _write("build/more", "x"),
+    ]
+    runtime = make_runtime(tmp_path, [*replies, ScriptedReply(text="ok")], mode="bypass")
+    session = runtime.session
+    assert session is not None
+    (runtime.workspace / "build").mkdir()
+    (runtime.workspace / "build" / "conf").write_text("old\n")
+    await _prompt(runtime, "first")
+    await _prompt(runtime, "second")
+    # the folder is swapped for a link to a folder outside the workspace with the same names
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "conf").write_text("new\n")
+    (outside / "more").write_text("x")
+    for name in ("conf", "more"):
+        (runtime.workspace / "build" / name).unlink()
+    (runtime.workspace / "build").rmdir()
+    (runtime.workspace / "build").symlink_to(outside)
+    first = prompts(record(session))[-1]
+    result = apply_code(Checkpointer(session), await _plan(runtime, first.id), overwrite=True)
+    assert result.restored == []
+    assert all("not followed" in why for _, why in result.failed), result.failed
+    assert (outside / "conf").read_text() == "new\n" and (outside / "more").exists()
+
+
+async def test_a_file_whose_bytes_cannot_be_kept_is_not_restored(tmp_path: Path) -> None:
+    runtime = make_runtime(
+        tmp_path, [_write("new.py", "work\n"), ScriptedReply(text="ok")], mode="bypass"
+    )
+    session = runtime.session
+    assert session is not None
+    await _prompt(runtime, "make it")
+    first = prompts(record(session))[-1]
+    store = Checkpointer(session).dir
+    shutil.rmtree(store, ignore_errors=True)
+    store.parent.mkdir(parents=True, exist_ok=True)
+    store.write_text("")  # the store cannot take the current bytes (as on a full disk)
+    result = apply_code(Checkpointer(session), await _plan(runtime, first.id))
+    assert result.restored == [] and "not touched" in result.failed[0][1], result.failed
+    assert (runtime.workspace / "new.py").read_text() == "work\n"
+
+
+async def test_checkpoints_are_private_and_names_must_be_hashes(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, [_edit("secret.env", "a", "b"), ScriptedReply(text="ok")])
+    session = runtime.session
+    assert session is not None
+    secret = runtime.workspace / "secret.env"
+    secret.write_text("a\n")
+    secret.chmod(0o600)
+    runtime.agent.policy.mode = "bypass"  # type: ignore[union-attr]
+    await _prompt(runtime, "edit it")
+    keeper = Checkpointer(session)
+    (blob,) = list(keeper.dir.iterdir())
+    assert stat.S_IMODE(keeper.dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE(blob.stat().st_mode) == 0o600
+    with pytest.raises(CheckpointError, match="not a sha256"):
+        keeper.read_blob("../../../../etc/passwd")
+
+
+def test_the_picker_counts_changed_files_without_reading_them(tmp_path: Path) -> None:
+    from peri_cli.core.rewind import changed_counts
+    from peri_cli.core.transcript import FileState
+
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    one = MessageEntry(message=user_text("one"))
+    two = MessageEntry(message=user_text("two"))
+    entries = [
+        one,
+        CheckpointEntry(phase="before", files=[FileState(path=a)], call_id="c1"),
+        two,
+        CheckpointEntry(phase="before", files=[FileState(path=a), FileState(path=b)], call_id="c2"),
+    ]
+    assert changed_counts(entries, [one.id, two.id]) == {one.id: 2, two.id: 2}
