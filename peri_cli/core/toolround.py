@@ -279,6 +279,10 @@ class ToolRound:
             self.tool_ctx, call_id=item.use.id, progress=self.live.reporter(item.use)
         )
         paths = item.writes.paths
+        moved = self._moved_since_approval(item) if paths else None
+        if moved is not None:
+            item.output = ToolOutput.error(moved)
+            return
         if paths:
             await self._checkpoint("before", paths, item.use.id)
         try:
@@ -291,6 +295,23 @@ class ToolRound:
             await self._checkpoint("after", paths, item.use.id)
         if self.hooks is not None and self.hooks.has("PostToolUse"):
             item.output = await self._post_tool_use(item, item.output)
+
+    def _moved_since_approval(self, item: _Planned) -> str | None:
+        """Why a call may not write what was approved: a path that resolves elsewhere now (an
+        earlier call of the round made a symlink on its way, e.g. `ln -s ~/.bashrc x`)."""
+        assert item.tool is not None
+        try:
+            now = item.tool.writes(item.params, self.tool_ctx).paths
+        except Exception as e:
+            return f"{item.tool.name} was not run: its target could not be checked again ({e})."
+        if now == item.writes.paths:
+            return None
+        shown = ", ".join(str(p) for p in now)
+        return (
+            f"{item.tool.name} was not run: its target now resolves to {shown}, not what was "
+            "checked and approved (a symlink changed on its way since). Check the path and "
+            "ask again."
+        )
 
     async def _checkpoint(
         self, phase: Literal["before", "after"], paths: tuple[Path, ...], call_id: str

@@ -283,3 +283,23 @@ def test_blank_assistant_message_is_dropped_and_neighbours_stay_valid() -> None:
     assert [m.role for m in view] == ["user"]  # the unanswered tool_use went too
     assert not validate_view(view)
     assert Usage() == Usage()  # keep the import honest for mypy users of this module
+
+
+async def test_a_write_whose_path_is_made_a_symlink_by_an_earlier_call_is_not_run(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Approved for `ws/x`; a Bash call before it in the same message links `x` out of the
+    workspace: the Write must not follow the link to what was never approved."""
+    target = tmp_path / "bashrc"
+    target.write_text("mine\n")
+    calls = [
+        ScriptedCall("Bash", {"command": f"ln -s {target} x"}),
+        ScriptedCall("Write", {"file_path": "x", "content": "pwned\n"}),
+    ]
+    agent, _ = make_agent(
+        workspace, [ScriptedReply(tool_calls=calls), ScriptedReply(text="ok")], mode="bypass"
+    )
+    events = await drive(agent, "go")
+    (write,) = [e for e in events if isinstance(e, ToolFinished) and e.name == "Write"]
+    assert write.is_error and "now resolves to" in write.output
+    assert target.read_text() == "mine\n"
