@@ -386,7 +386,7 @@ class SlashCommands:
 
     async def cmd_rewind(self, _arg: str) -> None:
         """Pick a prompt, then what to restore; Enter applies at once."""
-        from peri_cli.core.rewind import plan_code, prompts, record
+        from peri_cli.core.rewind import changed_counts, prompts, record
         from peri_cli.tui.screens.rewind_picker import RewindPicker
 
         app = self.app
@@ -397,10 +397,7 @@ class SlashCommands:
             await app.notice("Nothing to rewind: no prompt of yours in this session yet.")
             return
 
-        def counts() -> dict[str, int]:
-            return {p.id: len(plan_code(entries, p.id).files) for p in listed[:50]}
-
-        changed = await asyncio.to_thread(counts)
+        changed = changed_counts(entries, [p.id for p in listed])
         await app.push_screen(RewindPicker(listed, changed), callback=self._rewind_chosen)
 
     async def _rewind_chosen(self, choice: RewindChoice | None) -> None:
@@ -408,6 +405,26 @@ class SlashCommands:
         if choice is None:
             app.prompt_area.input.focus()
             return
+        board = app.agent_board
+        if app.busy or (board is not None and board.running()):
+            # (the picker stays open while a queued prompt starts; SubAgents may be writing)
+            await app.notice(
+                "Not rewound: a turn or a SubAgent is still running. Stop it (Esc; "
+                "/agents stop ID) or let it finish, then /rewind again.",
+                "warning",
+            )
+            return
+        try:
+            await self._rewind(choice)
+        except OSError as e:  # the session file cannot be written (disk full, read-only)
+            await app.notice(
+                f"The rewind could not be recorded in the session file ({e.strerror or e}).",
+                "error",
+            )
+        app.prompt_area.input.focus()
+
+    async def _rewind(self, choice: RewindChoice) -> None:
+        app = self.app
         if choice.kind in ("both", "conversation"):
             from peri_cli.core.rewind import rewind_conversation
 
@@ -427,7 +444,6 @@ class SlashCommands:
                 "[The user restored these files to how they were before an earlier prompt; "
                 "read them again before relying on them: " + ", ".join(restored) + "]"
             )
-        app.prompt_area.input.focus()
 
     async def _rewind_code(self, prompt_id: str, *, overwrite: bool = False) -> list[str]:
         """Restore the files changed since the prompt; offers to overwrite the ones changed
@@ -443,12 +459,18 @@ class SlashCommands:
             plan.files = plan.conflicts
         keeper = Checkpointer(session)
         result = await asyncio.to_thread(apply_code, keeper, plan, overwrite=overwrite)
-        session.append(*result.records)
         shown = [self._path(p) for p in result.restored]
         if shown:
             await app.notice("Restored: " + ", ".join(shown))
         elif not plan.files:
             await app.notice("No file was changed by Peri since that prompt.")
+        try:
+            session.append(*result.records)
+        except OSError as e:  # restored, but this restore itself cannot be rewound
+            await app.notice(
+                f"The restore could not be recorded in the session file ({e.strerror or e}).",
+                "error",
+            )
         for path, why in result.failed:
             await app.notice(f"Could not restore {self._path(path)}: {why}", "error")
         for change in plan.files:

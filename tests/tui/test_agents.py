@@ -563,3 +563,29 @@ async def test_the_status_keeps_the_subagents_cost_after_a_rewind(tmp_path: Path
         after = app.status.status.cost_usd
         assert after is not None and abs(after - before) < 1e-9  # money spent stays spent
     app.runtime.close()
+
+
+async def test_no_rewind_while_a_subagent_may_be_writing(tmp_path: Path) -> None:
+    from peri_cli.core.transcript import RewindMarker
+
+    router = Router(
+        {
+            "orchestrate": [
+                ScriptedReply(tool_calls=[background("toolu_a", "job A: wait", "waiter")]),
+                ScriptedReply(text="Started."),
+            ],
+            "job A": [ScriptedReply(tool_calls=[SLEEP])],
+        }
+    )
+    app = make_app(tmp_path, router)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "orchestrate a wait")
+        await until(pilot, running(app, 1), what="the child")
+        await send(pilot, "/rewind", wait=False)
+        await pilot.press("enter", "enter")
+        await until(pilot, lambda: "Not rewound" in notices(app), what="the refusal")
+        session = app.agent.session
+        assert not any(isinstance(e, RewindMarker) for e in session.entries)
+        assert app.prompt_area.text == ""
+        await app.agents_ui.stop_all()
+    app.runtime.close()
