@@ -36,6 +36,11 @@ class AgentsUI:
         if manager is self._followed and self.board is not None:
             return
         old, self._followed = self._followed, manager
+        if self.board is not None:  # the other session's children are stopped: so are their asks
+            for info in self.board.children.values():
+                for prompt in info.prompts:
+                    prompt.cancel()
+                info.prompts.clear()
         first = self.board is None
         board = self.board = AgentBoard(self.app.clock, self.app.runtime.workspace)
         self.app.agent_strip.show([])
@@ -111,8 +116,7 @@ class AgentsUI:
             self.app.wake_parent()
 
     async def _ask(self, info: ChildInfo, event: object) -> None:
-        """A child's question, in the approval dock like the main agent's, with its name. It
-        takes focus unless the user is typing (a keystroke must not answer it)."""
+        """A child's question, in the approval dock like the main agent's, with its name."""
         from peri_cli.core.events import PermissionRequested
         from peri_cli.tui.bridge import make_prompt
         from peri_cli.tui.screens.agent_pane import AgentPane
@@ -125,16 +129,7 @@ class AgentsUI:
         if isinstance(self.app.screen, AgentPane):
             self.app.screen.dismiss(None)
         await self.app.approvals.ask(prompt)
-        typing = self.app.focused is self.app.prompt_area.input and bool(
-            self.app.prompt_area.text.strip()
-        )
-        if typing:
-            self.app.notify(
-                f"{info.label} asks to use {event.tool}: Shift+Tab answers, Esc denies",
-                timeout=5,
-            )
-        elif self.app.approvals.pending is prompt:
-            prompt.focus()
+        self.app.offer_approval(prompt)
 
     def changed(self) -> None:
         """Cards and the strip are redrawn at most 20 times a second, however fast children

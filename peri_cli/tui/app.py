@@ -69,6 +69,7 @@ class PeriApp(App[int]):
         Binding("ctrl+o", "toggle_folds", "Folds", priority=True),
         Binding("ctrl+l", "redraw", "Redraw"),
         Binding("ctrl+down", "agents_strip", "SubAgents", show=False, priority=True),
+        Binding("ctrl+up", "focus_approval", "Approval", show=False, priority=True),
         Binding("down", "agents_strip_from_prompt", show=False, priority=True),
         Binding("shift+tab", "cycle_mode", "Mode", show=False, priority=True),
         Binding("ctrl+r", "search_history", "History", show=False, priority=True),
@@ -249,6 +250,7 @@ class PeriApp(App[int]):
             workspace=runtime.workspace,
             interruption=self._interruption,
             summary=self._last_summary,
+            on_ask=self.offer_approval,
         )
         self._commands = SlashCommands(self)
         self._attach_extensions()
@@ -604,6 +606,29 @@ class PeriApp(App[int]):
     def on_resize(self, _event: events.Resize) -> None:
         self.call_after_refresh(self.fit_approval)
 
+    def offer_approval(self, prompt: PermissionPrompt) -> None:
+        """A new approval takes the keyboard, unless the user is typing a message: a keystroke
+        meant for the prompt must never answer it (`a` would allow a rule for the session)."""
+        if self.approvals.pending is not prompt:
+            return  # an earlier one waits first; this one gets the keys when its turn comes
+        typing = self.focused is self.prompt_area.input and bool(self.prompt_area.text.strip())
+        if not typing:
+            prompt.focus()
+            return
+        from peri_cli.core.textsafe import visible
+
+        who = f"{prompt.agent} asks" if prompt.agent else "Peri asks"
+        self.notify(
+            visible(f"{who} to use {prompt.tool}: Ctrl+↑ answers, Esc denies"),
+            timeout=8,
+            markup=False,
+        )
+
+    def action_focus_approval(self) -> None:
+        pending = self.approvals.pending
+        if pending is not None:
+            pending.focus()
+
     def on_approval_dock_asked(self, _event: ApprovalDock.Asked) -> None:
         self.call_after_refresh(self.fit_approval)
         if not self._focused:
@@ -660,6 +685,8 @@ class PeriApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action.startswith("agents_"):
             return self._agents_key_allowed(action)
+        if action == "focus_approval":
+            return self.approvals.pending is not None and not self.screen.is_modal
         # on a popup screen its own keys act (the picker pages its list)
         modal_keys = ("page", "bottom", "toggle_folds", "cycle_mode", "search_history")
         return not (action in modal_keys and self.screen.is_modal)
@@ -817,7 +844,7 @@ class PeriApp(App[int]):
 
     def on_agent_strip_stop(self, message: AgentStrip.Stop) -> None:
         if self.agents_ui.stop_child(message.child_id):
-            self.notify("Stopping the SubAgent (its transcript is kept)", timeout=2)
+            self.notify("Stopping the SubAgent (its transcript is kept)", timeout=2, markup=False)
 
     def on_agent_strip_leave(self, _message: AgentStrip.Leave) -> None:
         self.prompt_area.input.focus()

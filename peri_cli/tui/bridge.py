@@ -81,6 +81,7 @@ class Bridge:
         workspace: Path | None = None,
         interruption: Interruption = lambda: None,
         summary: SummaryOf = lambda: "",
+        on_ask: Callable[[PermissionPrompt], object] = lambda prompt: prompt.focus(),
     ) -> None:
         self.conversation = conversation
         self.status = status
@@ -89,6 +90,7 @@ class Bridge:
         self.workspace = workspace
         self.interruption = interruption  # what the model will be told about a stopped turn
         self.summary = summary  # the text of the last Full compact's summary
+        self.on_ask = on_ask  # gives a new approval the keyboard (or says how to reach it)
         self._reset()
 
     def _reset(self) -> None:
@@ -280,7 +282,7 @@ class Bridge:
         prompt = make_prompt(event, self.workspace)
         self.prompts.append(prompt)
         await self.approvals.ask(prompt)
-        prompt.focus()
+        self.on_ask(prompt)
         self.status.busy("waiting for your answer")
 
     async def _complete(self, message: Message, usage: Usage, *, estimated: bool = False) -> None:

@@ -67,6 +67,7 @@ KEYS = [
         "In a pane",
         "↑/↓ PgUp/PgDn scroll · End follows · ←/→ the next SubAgent · x stop · Esc close",
     ),
+    ("Ctrl+↑", "go to the pending approval (it waits there while you type a message)"),
     ("PgUp / PgDn", "scroll the conversation (the approval, while one is pending)"),
     ("Ctrl+End", "back to the bottom, following new output"),
     ("Ctrl+O", "expand every fold (tool calls, thinking, summaries), or fold them all"),

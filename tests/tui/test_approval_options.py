@@ -208,3 +208,29 @@ async def test_long_and_markup_like_rules_at_60x20(tmp_path: Path) -> None:
         await until(pilot, lambda: not app.busy)
         assert app.is_running
     runtime.close()
+
+
+async def test_an_approval_never_takes_keys_typed_for_the_prompt(tmp_path: Path) -> None:
+    """The user is writing their next message when the question comes: their letters stay in
+    the prompt (an `a` would allow rules for the session); Ctrl+↑ goes to the approval."""
+    touch = [ScriptedCall("Bash", {"command": "touch x"})]
+    slow = ScriptedReply(text="Making it now.", tool_calls=touch, delay=0.2)  # (per word)
+    runtime = make_runtime(tmp_path, [slow, ScriptedReply(text="ok")], mode="default")
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "make x", wait=False)
+        await pilot.press(*"ple")  # typing ahead while the model answers
+        await until(pilot, lambda: app.approvals.pending is not None, what="the approval")
+        prompt = app.approvals.pending
+        assert prompt is not None
+        await pilot.press(*"ase")
+        assert app.prompt_area.text == "please" and not prompt.answered
+        assert app.focused is app.prompt_area.input
+        toasts = [n.message for n in app._notifications]
+        assert any("Ctrl+↑ answers" in t for t in toasts), toasts
+        await pilot.press("ctrl+up")
+        assert app.focused is prompt
+        await pilot.press("y")
+        await until(pilot, lambda: not app.busy)
+        assert prompt.answer == "allow" and app.prompt_area.text == "please"
+    assert (runtime.workspace / "x").exists()

@@ -25,6 +25,7 @@ from textual.widgets import Static
 
 from peri_cli.core.provider import TextDelta
 from peri_cli.core.subagents import ChildEvent, ChildStateChanged
+from peri_cli.core.textsafe import visible
 from peri_cli.tui.bridge import Bridge, CostOf
 from peri_cli.tui.format import plain
 from peri_cli.tui.widgets.agent_card import child_summary
@@ -252,7 +253,7 @@ class AgentPane(ModalScreen[None]):
     def action_stop(self) -> None:
         info = self.info
         if info is not None and self.stop_child(info.id):
-            self.notify(f"Stopping {info.label}", timeout=2)
+            self.notify(visible(f"Stopping {info.label}"), timeout=2, markup=False)
 
     def action_toggle_folds(self) -> None:
         from peri_cli.tui.widgets.fold import Fold

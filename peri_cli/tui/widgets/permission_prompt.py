@@ -111,6 +111,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         is set before a "deny" is answered."""
         super().__init__()
         self.tool = tool
+        self.agent = agent  # the SubAgent asking, if not the main agent
         self.tool_input = tool_input
         self.reason = reason
         self.future = future

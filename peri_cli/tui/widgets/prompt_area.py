@@ -12,6 +12,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
+from peri_cli.core.textsafe import visible
 from peri_cli.tui.format import one_line, plain
 from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.widgets.completion_menu import CompletionMenu
@@ -128,7 +129,7 @@ class PromptArea(Vertical):
         if image is None:
             return None
         if isinstance(image, str):
-            self.app.notify(f"Not attached: {image}", severity="warning")
+            self.app.notify(visible(f"Not attached: {image}"), severity="warning", markup=False)
             return ""
         number = max(self.images, default=0) + 1
         self.images[number] = image
