@@ -92,13 +92,20 @@ def _locate(raw: str, workspace: Path) -> tuple[Path, str] | None:
     """The path a mention names and how it was written (trailing punctuation dropped when the
     path is not there)."""
     for candidate in (raw, raw.rstrip(_TRAILING)):
-        if not candidate:
-            continue
-        path = Path(candidate).expanduser()
-        path = path if path.is_absolute() else workspace / path
-        if os.path.lexists(path):
+        path = _expand(candidate, workspace) if candidate else None
+        if path is not None and os.path.lexists(path):
             return path, candidate
     return None
+
+
+def _expand(raw: str, workspace: Path) -> Path | None:
+    """`raw` as an absolute path, `~` expanded; None when it cannot be one (`~name` of a user
+    the system does not know makes expanduser raise, and that text is then not a path)."""
+    try:
+        path = Path(raw).expanduser()
+    except RuntimeError:
+        return None
+    return path if path.is_absolute() else workspace / path
 
 
 async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
@@ -175,8 +182,9 @@ def pasted_image(text: str, workspace: Path) -> ImagePart | str | None:
     raw = re.sub(r"\\(.)", r"\1", raw)  # a terminal drops a path in with its spaces escaped
     if Path(raw).suffix.lower() not in IMAGE_TYPES:
         return None
-    path = Path(raw).expanduser()
-    path = path if path.is_absolute() else workspace / path
+    path = _expand(raw, workspace)
+    if path is None:
+        return None
     try:
         data = read_bytes(path, max_bytes=MAX_IMAGE_BYTES)
     except SafeReadError as e:

@@ -75,3 +75,10 @@ async def test_trailing_punctuation_is_not_part_of_the_path(tmp_path: Path) -> N
     (tmp_path / "a.py").write_text("x = 1\n")
     found = await attach("fix @a.py, please", _ctx(tmp_path), {})
     assert found.attached == ["a.py"]
+
+
+async def test_an_unknown_users_home_is_not_a_path(tmp_path: Path) -> None:
+    # `~name` for a user the system does not know cannot be expanded: the text stays as typed
+    found = await attach("see @~peri_no_such_user/x.py", _ctx(tmp_path), {})
+    assert found.parts == [] and found.attached == [] and found.skipped == []
+    assert pasted_image("~peri_no_such_user/a.png", tmp_path) is None
