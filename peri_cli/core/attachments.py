@@ -117,12 +117,12 @@ async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
     if not is_inside(path, ctx.workspace):
         out.skipped.append(f"@{shown}: not attached, it is outside the workspace")
         return
-    rule = read_denied(path, ctx.rules, ctx.rule_ctx)
+    rule = read_denied(path, ctx.rules, ctx.rule_ctx, folder=path.is_dir())
     if rule is not None:
         out.skipped.append(f"@{shown}: not attached, a deny rule covers it ({rule.text})")
         return
     if path.is_dir():
-        out.parts.append(TextPart(text=_listing(path, shown)))
+        out.parts.append(TextPart(text=_listing(path, shown, ctx)))
         out.attached.append(shown)
         return
     if ctx.read is None:
@@ -143,15 +143,39 @@ async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
     out.attached.append(shown)
 
 
-def _listing(path: Path, shown: str) -> str:
+def _listing(path: Path, shown: str, ctx: AttachContext) -> str:
     try:
-        names = sorted(os.scandir(path), key=lambda e: e.name)
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
     except OSError as e:
         return f"[Attached folder @{shown}: cannot list it ({e.strerror or e})]"
-    lines = [f"{e.name}/" if e.is_dir(follow_symlinks=False) else e.name for e in names]
-    more = len(lines) - MAX_LISTING
-    body = "\n".join(lines[:MAX_LISTING]) + (f"\n[… {more} more entries]" if more > 0 else "")
-    return f"[Attached folder @{shown}: its entries]\n{body or '(empty)'}"
+    lines, hidden, checked = _visible_entries(entries, ctx)
+    more = len(entries) - checked
+    body = "\n".join(lines) + (f"\n[… {more} more entries]" if more > 0 else "")
+    text = f"[Attached folder @{shown}: its entries]\n{body or '(empty)'}"
+    if hidden:
+        what = "1 entry" if hidden == 1 else f"{hidden} entries"
+        text += f"\n[{what} hidden by a Read deny rule]"
+    return text
+
+
+def _visible_entries(
+    entries: list[os.DirEntry[str]], ctx: AttachContext
+) -> tuple[list[str], int, int]:
+    """The names to list (folders with a `/`), leaving out what a Read deny rule keeps from the
+    model, as Grep and Glob do; with how many were hidden and how many entries were looked at
+    (checking stops once MAX_LISTING are kept, so a huge folder costs no more than a small one)."""
+    lines: list[str] = []
+    hidden = checked = 0
+    for entry in entries:
+        if len(lines) == MAX_LISTING:
+            break
+        checked += 1
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if read_denied(Path(entry.path), ctx.rules, ctx.rule_ctx, folder=is_dir) is not None:
+            hidden += 1
+            continue
+        lines.append(f"{entry.name}/" if is_dir else entry.name)
+    return lines, hidden, checked
 
 
 # --- pasted images ------------------------------------------------------------------------------
