@@ -1,5 +1,5 @@
-"""WebFetch (deferred): an http(s) URL as Markdown, with a size cap; a redirect to another host is
-returned to the model, not followed."""
+"""WebFetch (deferred): an http(s) URL as Markdown, with a size cap; a redirect to another origin
+(host, port or scheme) is returned to the model, not followed."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ MAX_CHARS = 200_000
 MAX_BYTES = 5 * 1024 * 1024
 MAX_SAME_HOST_REDIRECTS = 5
 TIMEOUT_SECONDS = 30.0
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 USER_AGENT = "Peri-WebFetch/1 (+a terminal coding agent)"
 _TEXT_TYPES = re.compile(
     r"^(text/|application/(json|xml|xhtml\+xml|javascript|[\w.+-]+\+(json|xml)))"
@@ -112,7 +113,7 @@ def fetch(url: str, max_chars: int = DEFAULT_CHARS) -> ToolOutput:
             if location is None:
                 return ToolOutput.error(f"{current} answered HTTP {e.code} {e.reason}.")
             target = urljoin(current, location)
-            if url_domain(target) != host or urlsplit(target).scheme != urlsplit(current).scheme:
+            if _origin(target) != _origin(current):
                 return ToolOutput.text(
                     f"{current} redirects (HTTP {e.code}) to another location: {target}\n"
                     "It was not followed. Fetch that URL with WebFetch if it is what you want."
@@ -122,6 +123,17 @@ def fetch(url: str, max_chars: int = DEFAULT_CHARS) -> ToolOutput:
             reason = getattr(e, "reason", None) or e
             return ToolOutput.error(f"Could not fetch {current}: {reason}.")
     return ToolOutput.error(f"{url} redirected more than {MAX_SAME_HOST_REDIRECTS} times.")
+
+
+def _origin(url: str) -> tuple[str, str, int | None] | None:
+    """Scheme, host and port: a redirect is followed only within one origin (None: a URL
+    whose port is not a number)."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:
+        return None
+    return parts.scheme, (parts.hostname or "").lower(), port
 
 
 def _render(url: str, headers: HeaderMessage, body: bytes, max_chars: int) -> ToolOutput:

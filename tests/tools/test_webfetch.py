@@ -36,6 +36,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         port = self.server.server_address[1]
+        if self.path.startswith("/to-port/"):  # the same host, another port
+            target = f"http://127.0.0.1:{self.path.removeprefix('/to-port/')}/page"
+            return self._send(302, b"", "text/plain", Location=target)
         routes = {
             "/page": (200, PAGE.encode(), "text/html; charset=utf-8", {}),
             "/big": (200, b"x" * 100_000, "text/plain", {}),
@@ -50,6 +53,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
+    yield from _serve()
+
+
+@pytest.fixture
+def other_server() -> Iterator[str]:
+    yield from _serve()
+
+
+def _serve() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -92,6 +104,16 @@ async def test_redirects_same_host_followed_other_host_returned(
     text, is_error = await _fetch(ctx, f"{server}/away")
     assert not is_error
     assert "redirects (HTTP 302) to another location: http://localhost:" in text
+    assert "Peri docs" not in text and "not followed" in text
+
+
+async def test_another_port_is_another_origin(
+    ctx: ToolContext, server: str, other_server: str
+) -> None:
+    other_port = other_server.rpartition(":")[2]
+    text, is_error = await _fetch(ctx, f"{server}/to-port/{other_port}")
+    assert not is_error
+    assert f"to another location: http://127.0.0.1:{other_port}/page" in text
     assert "Peri docs" not in text and "not followed" in text
 
 
