@@ -92,13 +92,20 @@ def _locate(raw: str, workspace: Path) -> tuple[Path, str] | None:
     """The path a mention names and how it was written (trailing punctuation dropped when the
     path is not there)."""
     for candidate in (raw, raw.rstrip(_TRAILING)):
-        if not candidate:
-            continue
-        path = Path(candidate).expanduser()
-        path = path if path.is_absolute() else workspace / path
-        if os.path.lexists(path):
+        path = _expand(candidate, workspace) if candidate else None
+        if path is not None and os.path.lexists(path):
             return path, candidate
     return None
+
+
+def _expand(raw: str, workspace: Path) -> Path | None:
+    """`raw` as an absolute path, `~` expanded; None when it cannot be one (`~name` of a user
+    the system does not know makes expanduser raise, and that text is then not a path)."""
+    try:
+        path = Path(raw).expanduser()
+    except RuntimeError:
+        return None
+    return path if path.is_absolute() else workspace / path
 
 
 async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
@@ -110,12 +117,12 @@ async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
     if not is_inside(path, ctx.workspace):
         out.skipped.append(f"@{shown}: not attached, it is outside the workspace")
         return
-    rule = read_denied(path, ctx.rules, ctx.rule_ctx)
+    rule = read_denied(path, ctx.rules, ctx.rule_ctx, folder=path.is_dir())
     if rule is not None:
         out.skipped.append(f"@{shown}: not attached, a deny rule covers it ({rule.text})")
         return
     if path.is_dir():
-        out.parts.append(TextPart(text=_listing(path, shown)))
+        out.parts.append(TextPart(text=_listing(path, shown, ctx)))
         out.attached.append(shown)
         return
     if ctx.read is None:
@@ -136,15 +143,39 @@ async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
     out.attached.append(shown)
 
 
-def _listing(path: Path, shown: str) -> str:
+def _listing(path: Path, shown: str, ctx: AttachContext) -> str:
     try:
-        names = sorted(os.scandir(path), key=lambda e: e.name)
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
     except OSError as e:
         return f"[Attached folder @{shown}: cannot list it ({e.strerror or e})]"
-    lines = [f"{e.name}/" if e.is_dir(follow_symlinks=False) else e.name for e in names]
-    more = len(lines) - MAX_LISTING
-    body = "\n".join(lines[:MAX_LISTING]) + (f"\n[… {more} more entries]" if more > 0 else "")
-    return f"[Attached folder @{shown}: its entries]\n{body or '(empty)'}"
+    lines, hidden, checked = _visible_entries(entries, ctx)
+    more = len(entries) - checked
+    body = "\n".join(lines) + (f"\n[… {more} more entries]" if more > 0 else "")
+    text = f"[Attached folder @{shown}: its entries]\n{body or '(empty)'}"
+    if hidden:
+        what = "1 entry" if hidden == 1 else f"{hidden} entries"
+        text += f"\n[{what} hidden by a Read deny rule]"
+    return text
+
+
+def _visible_entries(
+    entries: list[os.DirEntry[str]], ctx: AttachContext
+) -> tuple[list[str], int, int]:
+    """The names to list (folders with a `/`), leaving out what a Read deny rule keeps from the
+    model, as Grep and Glob do; with how many were hidden and how many entries were looked at
+    (checking stops once MAX_LISTING are kept, so a huge folder costs no more than a small one)."""
+    lines: list[str] = []
+    hidden = checked = 0
+    for entry in entries:
+        if len(lines) == MAX_LISTING:
+            break
+        checked += 1
+        is_dir = entry.is_dir(follow_symlinks=False)
+        if read_denied(Path(entry.path), ctx.rules, ctx.rule_ctx, folder=is_dir) is not None:
+            hidden += 1
+            continue
+        lines.append(f"{entry.name}/" if is_dir else entry.name)
+    return lines, hidden, checked
 
 
 # --- pasted images ------------------------------------------------------------------------------
@@ -175,8 +206,9 @@ def pasted_image(text: str, workspace: Path) -> ImagePart | str | None:
     raw = re.sub(r"\\(.)", r"\1", raw)  # a terminal drops a path in with its spaces escaped
     if Path(raw).suffix.lower() not in IMAGE_TYPES:
         return None
-    path = Path(raw).expanduser()
-    path = path if path.is_absolute() else workspace / path
+    path = _expand(raw, workspace)
+    if path is None:
+        return None
     try:
         data = read_bytes(path, max_bytes=MAX_IMAGE_BYTES)
     except SafeReadError as e:

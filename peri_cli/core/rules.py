@@ -754,9 +754,12 @@ def _write_allowed(target: _Target, allows: Sequence[Rule], ctx: RuleContext) ->
     return False
 
 
-def read_denied(path: Path, rules: Iterable[Rule], ctx: RuleContext) -> Rule | None:
+def read_denied(
+    path: Path, rules: Iterable[Rule], ctx: RuleContext, *, folder: bool = False
+) -> Rule | None:
     """The deny rule that keeps a file from being read, for Grep/Glob to leave it out of
-    their results and for `@` attachments; None when it may be read."""
+    their results and for `@` attachments; None when it may be read. A `folder` is denied
+    when everything inside it is, as when Grep is asked to search it."""
     try:
         target = _target(path, ctx)
     except (OSError, ValueError, RuntimeError):
@@ -764,7 +767,8 @@ def read_denied(path: Path, rules: Iterable[Rule], ctx: RuleContext) -> Rule | N
     for rule in rules:
         if rule.behavior != "deny" or not rule.applies(ctx.trusted) or rule.tool != "Read":
             continue
-        if rule.specifier is None or _path_hit(rule.specifier, target, ctx, strict=False):
+        spec = rule.specifier
+        if spec is None or _path_hit(spec, target, ctx, strict=False, folder=folder):
             return rule
     return None
 

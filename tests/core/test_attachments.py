@@ -14,7 +14,7 @@ from peri_cli.core.attachments import (
 )
 from peri_cli.core.messages import ImagePart, TextPart
 from peri_cli.core.micro import is_human_turn, is_typed
-from peri_cli.core.rules import RuleContext
+from peri_cli.core.rules import RuleContext, RuleSource, parse_rule
 from peri_cli.core.tools import ToolContext
 from peri_cli.tools.read import ReadTool
 
@@ -23,12 +23,12 @@ PNG = base64.b64decode(
 )
 
 
-def _ctx(ws: Path) -> AttachContext:
+def _ctx(ws: Path, *denied: str) -> AttachContext:
     return AttachContext(
         workspace=ws,
         read=ReadTool(),
         tool_ctx=ToolContext(workspace=ws, session_dir=ws / ".s"),
-        rules=[],
+        rules=[parse_rule(text, "deny", RuleSource("user")) for text in denied],
         rule_ctx=RuleContext(ws, True, ws),
     )
 
@@ -75,3 +75,29 @@ async def test_trailing_punctuation_is_not_part_of_the_path(tmp_path: Path) -> N
     (tmp_path / "a.py").write_text("x = 1\n")
     found = await attach("fix @a.py, please", _ctx(tmp_path), {})
     assert found.attached == ["a.py"]
+
+
+async def test_an_unknown_users_home_is_not_a_path(tmp_path: Path) -> None:
+    # `~name` for a user the system does not know cannot be expanded: the text stays as typed
+    found = await attach("see @~peri_no_such_user/x.py", _ctx(tmp_path), {})
+    assert found.parts == [] and found.attached == [] and found.skipped == []
+    assert pasted_image("~peri_no_such_user/a.png", tmp_path) is None
+
+
+async def test_a_folder_listing_leaves_out_what_read_may_not_see(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("TOKEN=1\n")
+    (tmp_path / "app.py").write_text("x = 1\n")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "key.pem").write_text("-----BEGIN-----\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / ".env").write_text("TOKEN=2\n")
+    ctx = _ctx(tmp_path, "Read(.env)", "Read(secrets/**)", "Read(**/.env)")
+    found = await attach("@. @docs @secrets", ctx, {})
+    texts = [p.text for p in found.parts if isinstance(p, TextPart)]
+    assert texts == [
+        "[Attached folder @.: its entries]\napp.py\ndocs/\n[2 entries hidden by a Read deny rule]",
+        "[Attached folder @docs: its entries]\n(empty)\n[1 entry hidden by a Read deny rule]",
+    ]
+    assert found.attached == [".", "docs"]
+    # like a Grep of it, a folder whose whole content is denied is refused, not listed empty
+    assert found.skipped == ["@secrets: not attached, a deny rule covers it (Read(secrets/**))"]

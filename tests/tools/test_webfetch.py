@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import select
+import sys
 import threading
+import time
+import traceback
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,6 +17,7 @@ import pytest
 from peri_cli.core.policy import PermissionPolicy
 from peri_cli.core.rules import RuleError, RuleSource, parse_rule
 from peri_cli.core.tools import ToolContext, ToolError
+from peri_cli.tools import webfetch
 from peri_cli.tools.webfetch import WebFetchTool
 
 PAGE = (
@@ -19,6 +25,10 @@ PAGE = (
     "<body><h1>Peri docs</h1><p>Read the <a href='/guide'>guide</a>.</p>"
     "<ul><li>one</li><li>two</li></ul></body></html>"
 )
+
+
+DRIP_BYTES = 50  # one every 0.2 s: the server gives up after 10 s even if the client never does
+closed = threading.Event()  # the drip server saw the client close its connection
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -34,8 +44,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _drip(self) -> None:
+        """Headers at once, then the body one byte every 0.2 s, each read well inside any
+        per-read timeout; stops when the client closes the connection."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(DRIP_BYTES))
+        self.end_headers()
+        self.wfile.flush()
+        for _ in range(DRIP_BYTES):
+            readable, _, _ = select.select([self.connection], [], [], 0.2)
+            if readable and not self.connection.recv(1):
+                closed.set()
+                return
+            self.wfile.write(b"x")
+            self.wfile.flush()
+
     def do_GET(self) -> None:
         port = self.server.server_address[1]
+        if self.path == "/drip":
+            return self._drip()
+        if self.path.startswith("/to-port/"):  # the same host, another port
+            target = f"http://127.0.0.1:{self.path.removeprefix('/to-port/')}/page"
+            return self._send(302, b"", "text/plain", Location=target)
         routes = {
             "/page": (200, PAGE.encode(), "text/html; charset=utf-8", {}),
             "/big": (200, b"x" * 100_000, "text/plain", {}),
@@ -50,6 +81,15 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server() -> Iterator[str]:
+    yield from _serve()
+
+
+@pytest.fixture
+def other_server() -> Iterator[str]:
+    yield from _serve()
+
+
+def _serve() -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -60,8 +100,10 @@ def server() -> Iterator[str]:
         httpd.server_close()
 
 
-async def _fetch(ctx: ToolContext, url: str, **more: object) -> tuple[str, bool]:
-    tool = WebFetchTool()
+async def _fetch(
+    ctx: ToolContext, url: str, tool: WebFetchTool | None = None, **more: object
+) -> tuple[str, bool]:
+    tool = tool or WebFetchTool()
     output = await tool.call(tool.validate({"url": url, **more}), ctx)
     return "".join(p.text for p in output.content), output.is_error  # type: ignore[union-attr]
 
@@ -93,6 +135,53 @@ async def test_redirects_same_host_followed_other_host_returned(
     assert not is_error
     assert "redirects (HTTP 302) to another location: http://localhost:" in text
     assert "Peri docs" not in text and "not followed" in text
+
+
+async def test_another_port_is_another_origin(
+    ctx: ToolContext, server: str, other_server: str
+) -> None:
+    other_port = other_server.rpartition(":")[2]
+    text, is_error = await _fetch(ctx, f"{server}/to-port/{other_port}")
+    assert not is_error
+    assert f"to another location: http://127.0.0.1:{other_port}/page" in text
+    assert "Peri docs" not in text and "not followed" in text
+
+
+async def test_a_slow_page_stops_at_the_total_deadline(ctx: ToolContext, server: str) -> None:
+    # every byte comes well inside a per-read timeout; only a total deadline ends the fetch
+    started = time.monotonic()
+    text, is_error = await _fetch(ctx, f"{server}/drip", WebFetchTool(deadline=1.0))
+    assert is_error and "took longer than 1 s" in text
+    assert time.monotonic() - started < 2.0
+
+
+def _threads_in_webfetch() -> list[str]:
+    """The threads whose stack is inside WebFetch's code, by name."""
+    names = {t.ident: t.name for t in threading.enumerate()}
+    return [
+        names.get(ident, str(ident))
+        for ident, frame in sys._current_frames().items()
+        if any(f.filename == webfetch.__file__ for f in traceback.extract_stack(frame))
+    ]
+
+
+async def test_a_cancelled_fetch_stops_reading(ctx: ToolContext, server: str) -> None:
+    closed.clear()
+    task = asyncio.create_task(_fetch(ctx, f"{server}/drip"))
+    await asyncio.sleep(0.5)  # the body is coming, a byte at a time
+    assert _threads_in_webfetch()
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 1.0
+    # the reading thread ends and the connection is closed, not left to drip on
+    assert await asyncio.to_thread(closed.wait, 1.0)
+    for _ in range(20):
+        if not _threads_in_webfetch():
+            break
+        await asyncio.sleep(0.05)
+    assert _threads_in_webfetch() == []
 
 
 def test_only_http_and_https_urls() -> None:
