@@ -87,10 +87,6 @@ def _target(raw: object, workspace: Path | None, key: str = "file_path") -> list
 
 # --- the choices ------------------------------------------------------------------------------
 
-# Characters of suggested rules that fit a choice's row even at 60 columns; longer ones are also
-# listed in full at the end of the body (which scrolls), since a row is cut to the width.
-INLINE_RULES = 16
-
 
 @dataclass(frozen=True)
 class Choice:
@@ -113,19 +109,11 @@ def choices_for(suggestions: Sequence[str]) -> list[Choice]:
     if suggestions:
         rules = rules_text(suggestions)
         out.append(Choice("allow_session", f"Allow for this session: {rules}", "a"))
-        out.append(Choice("allow_project", f"Always allow in this project: {rules}", "p"))
+        # (the same rules: named once, so that at 60x20 the command keeps its rows)
+        out.append(Choice("allow_project", "Always allow them in this project", "p"))
     out.append(Choice("deny", "Deny", "n"))
     out.append(Choice("deny", "Deny with a note to the model…", note=True))
     return out
-
-
-def offered_rules(suggestions: Sequence[str]) -> Content | None:
-    """The rules the "allow" choices add, in full, when a choice's row may be too narrow for
-    them (shown at the end of the approval's body, which scrolls)."""
-    rules = rules_text(suggestions)
-    if not suggestions or len(rules) <= INLINE_RULES:
-        return None
-    return Content.assemble(plain("rules offered: ", "dim"), plain(rules, "bold"))
 
 
 def record_text(answer: PermissionAnswer | None, note: str = "") -> str:

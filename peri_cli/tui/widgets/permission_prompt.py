@@ -28,7 +28,6 @@ from peri_cli.tui.approval import (
     approval_body,
     choices_for,
     line_count,
-    offered_rules,
     record_text,
 )
 from peri_cli.tui.format import plain
@@ -50,7 +49,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         background: $warning 8%;
         &:focus, &:focus-within { background: $warning 15%; }
         & > Static { width: 1fr; height: auto; }
-        & > .approval--header, & > .approval--choices {
+        & > .approval--header {
             text-wrap: nowrap;
             text-overflow: ellipsis;
         }
@@ -128,9 +127,6 @@ class PermissionPrompt(Vertical, can_focus=True):
             classes="approval--header",
         )
         body = approval_body(tool, tool_input, workspace)
-        rules = offered_rules(self.suggestions)
-        if rules is not None:  # too long for the choices' labels: in full, where it scrolls
-            body = Content("\n").join([body, rules])
         self.body = VerticalScroll(Static(body), classes="approval--body")
         self.body.can_focus = False
         self.hint = Static("", classes="approval--hint")
