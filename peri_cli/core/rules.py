@@ -614,7 +614,10 @@ def _segment_regex(seg: str) -> str:
             body = seg[i + 1 : end]
             if body.startswith("!"):
                 body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            # A glob's class holds literal characters: a backslash, and `[` (which `re` would
+            # read as the start of a nested set, with a FutureWarning), are escaped; so are
+            # `&`, `~` and `|`, which `re` reserves for set operations when doubled.
+            out.append("[" + re.sub(r"([\\\[&~|])", r"\\\1", body) + "]")
             i = end
         else:
             out.append(re.escape(c))

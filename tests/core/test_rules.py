@@ -4,6 +4,7 @@ symlinks) and the decision with the mode behind them."""
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -688,3 +689,19 @@ def test_shell_reader_parts_and_redirections() -> None:
     assert script.changes_directory
     with pytest.raises(ShellParseError):
         parse("echo $(echo $(echo $(echo " + "$(" * 20 + "x" + ")" * 24)
+
+
+def test_a_folder_name_with_a_bracket_is_escaped_without_a_regex_warning(ws: Path) -> None:
+    """`[` is escaped as `[[]`; inside the rule's character class it must be `\\[`, or `re`
+    warns "Possible nested set" (a FutureWarning: its meaning may change)."""
+    (ws / "a[1]").mkdir()
+    call = describe_call("Edit", "write", {"file_path": "a[1]/x.py"}, (), ws)
+    ctx = RuleContext(ws, trusted=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        suggested = suggest_rules(call, ctx)
+        assert suggested == ["Edit(./a[[]1]/**)"]
+        granted = [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
+        assert decide(call, granted, ctx, "default").action == "allow"
+        other = describe_call("Edit", "write", {"file_path": "a1/x.py"}, (), ws)
+        assert decide(other, granted, ctx, "default").action == "ask"
