@@ -713,7 +713,7 @@ def evaluate(call: Call, rules: Iterable[Rule], ctx: RuleContext) -> RuleDecisio
             "ask", f"the command could not be checked against the rules ({facts.unreadable})"
         )
     allows = [r for r in active if r.behavior == "allow"]
-    call_allowed = _call_allowed(call, facts, allows)
+    call_allowed = _call_allowed(call, facts, allows, ctx)
     pending = tuple(t.path for t in facts.writes if not _write_allowed(t, allows, ctx))
     writes = tuple(dict.fromkeys(t.path for t in facts.writes))
     everything = call_allowed and not pending and facts.unknown_write is None
@@ -730,22 +730,70 @@ def evaluate(call: Call, rules: Iterable[Rule], ctx: RuleContext) -> RuleDecisio
     )
 
 
-def _call_allowed(call: Call, facts: _Facts, allows: Sequence[Rule]) -> bool:
+def _call_allowed(call: Call, facts: _Facts, allows: Sequence[Rule], ctx: RuleContext) -> bool:
     if call.tool == "Bash":
         if not facts.commands:
             return False
         if any(r.tool == "Bash" and r.specifier is None for r in allows):
             return True
         patterns = [_bash_pattern(r.specifier) for r in allows if r.tool == "Bash" and r.specifier]
-        return all(
-            any(_command_matches(p, cmd.words, strict=True) for p in patterns)
-            for cmd in facts.commands
-        )
+        return all(_command_allowed(cmd, patterns, ctx) for cmd in facts.commands)
     if call.tool in WRITE_TOOLS and facts.writes:
         return True  # judged by its writes
     return any(
         _tool_hit(r, call) for r in allows if r.tool not in PATH_RULE_TOOLS or r.specifier is None
     )
+
+
+def _command_allowed(
+    command: SimpleCommand, patterns: Sequence[_BashPattern], ctx: RuleContext
+) -> bool:
+    """A rule naming the whole command covers it; a prefix or a wildcard only when no argument
+    names a protected path or a place outside the workspace (`guarded_argument`)."""
+    hits = [p for p in patterns if _command_matches(p, command.words, strict=True)]
+    if any(p.kind == "exact" for p in hits):
+        return True
+    return bool(hits) and guarded_argument(command, ctx) is None
+
+
+_DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
+
+
+def guarded_argument(command: SimpleCommand, ctx: RuleContext) -> str | None:
+    """The first argument of `command` that names a protected path (`.git/hooks/x`) or a place
+    outside the workspace (`~/.bashrc`, `/etc/x`, `../x`, a link leading out), None when there
+    is none. A prefix rule's user read "copy files here", not "install a git hook": no prefix
+    or wildcard rule covers such a command and none is offered for it; it asks. Words are read
+    as paths from the workspace (an option's `--opt=value` by its value); a word known only at
+    run time is judged by its literal text, and `~` or `$HOME` lead out."""
+    argv = command.argv
+    if not argv:
+        return None
+    operands = argv[1:]
+    if argv[0].value in _DIRECTORY_CHANGERS:
+        # `cd` alone goes home, `cd -` and `popd` wherever the shell was: all unknown here.
+        places = [w for w in operands if not w.value.startswith("-") or w.value == "-"]
+        if not places or any(not w.exact or w.value == "-" for w in places):
+            return command.text or argv[0].value
+    for word in operands:
+        value = word.value
+        if value.startswith("-"):
+            if "=" not in value:
+                continue
+            value = value.split("=", 1)[1]
+        if not word.exact and (
+            word.raw.startswith("~") or re.match(r"[\"']?\$\{?HOME\b", word.raw)
+        ):
+            return word.raw
+        if not value or value in _HARMLESS_DEVICES or value.startswith("/dev/fd/"):
+            continue
+        path = Path(value)
+        target = _target(path if path.is_absolute() else ctx.workspace / path, ctx)
+        if not _inside(Path(target.written), ctx.root) or not _inside(target.path, ctx.root):
+            return value
+        if protected_path(Path(target.written), ctx.workspace) is not None:
+            return value
+    return None
 
 
 def _write_allowed(target: _Target, allows: Sequence[Rule], ctx: RuleContext) -> bool:
@@ -860,14 +908,24 @@ def _inside(path: Path, root: Path) -> bool:
 
 # --- rules offered from an approval -------------------------------------------------------------
 
+# Commands that write, move, delete or change the mode or owner of the files their arguments
+# name: `Bash(cp:*)` would let the next call overwrite any file (`src/conftest.py`, a Makefile),
+# an edit the user never saw, so only the command as shown is offered. (`sed`, `awk` and `find`
+# are here for `-i`, `-exec` and friends; `sort -o` and the like are left to the arguments check.)
+_CHANGES_FILES = frozenset(
+    {"cp", "mv", "tee", "ln", "install", "rsync", "scp", "rm", "rmdir", "mkdir", "touch"}
+    | {"truncate", "shred", "unlink", "chmod", "chown", "chgrp", "dd", "tar", "unzip", "zip"}
+    | {"gzip", "gunzip", "patch", "split", "find", "awk", "sed"}
+)
 # Commands whose first word says little: a prefix rule for them would allow almost anything, so
 # only the exact command is offered.
 _NO_PREFIX = (
     _WRAPPERS
     | _SHELLS
+    | _CHANGES_FILES
     | frozenset(
         {"eval", "source", ".", "python", "python3", "node", "perl", "ruby", "php", "deno", "bun"}
-        | {"npx", "bunx", "uvx", "pipx", "find", "awk", "sed", "ssh", "curl", "wget", "rm", "dd"}
+        | {"npx", "bunx", "uvx", "pipx", "ssh", "curl", "wget"}
     )
 )
 # Commands whose second word is a subcommand worth keeping in the prefix (`git diff`, `npm test`).
@@ -895,6 +953,8 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
     out: list[str] = []
     if call.tool == "Bash":
         for command in facts.commands:
+            if guarded_argument(command, ctx) is not None:
+                return []
             rule = _command_rule(command)
             if rule is None:
                 return []

@@ -705,3 +705,76 @@ def test_a_folder_name_with_a_bracket_is_escaped_without_a_regex_warning(ws: Pat
         assert decide(call, granted, ctx, "default").action == "allow"
         other = describe_call("Edit", "write", {"file_path": "a1/x.py"}, (), ws)
         assert decide(other, granted, ctx, "default").action == "ask"
+
+
+def suggest_and_grant(ws: Path, command: str) -> tuple[list[str], list[Rule]]:
+    """The rules offered for `command`, and those rules as the session would hold them."""
+    call = describe_call("Bash", "execute", {"command": command}, (), ws)
+    suggested = suggest_rules(call, RuleContext(ws, trusted=True, home=ws.parent / "home"))
+    return suggested, [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected", "follow_up"),
+    [
+        ("cp a.txt b.txt", "Bash(cp a.txt b.txt)", "cp evil.sh src/conftest.py"),
+        ("mv a.txt b.txt", "Bash(mv a.txt b.txt)", "mv x Makefile"),
+        ("tee -a log.txt", "Bash(tee -a log.txt)", "tee -a src/a.py"),
+        ("ln -s a b", "Bash(ln -s a b)", "ln -sf /bin/sh src/x"),
+        ("chmod +x run.sh", "Bash(chmod +x run.sh)", "chmod 777 src"),
+        ("touch a", "Bash(touch a)", "touch src/b"),
+        ("tar xf a.tar", "Bash(tar xf a.tar)", "tar xf evil.tar"),
+        ("mkdir -p out", "Bash(mkdir -p out)", "mkdir -p src/x"),
+    ],
+)
+def test_a_command_that_changes_files_is_offered_only_itself(
+    ws: Path, command: str, expected: str, follow_up: str
+) -> None:
+    """The files such a command writes are named by its arguments, which a prefix rule would
+    leave open: only the command as shown is offered."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == [expected]
+    assert bash(ws, granted, command) == "allow"
+    assert bash(ws, granted, follow_up) == "ask"
+
+
+def test_a_prefix_rule_never_covers_an_argument_naming_a_protected_or_outside_path(
+    ws: Path,
+) -> None:
+    """`Bash(cp:*)` written by the user reads as "copy files here", not "install a git hook" or
+    "change ~/.bashrc": such a command asks, and no rule is offered for it. Ordinary arguments
+    stay covered, and a rule naming the whole command was read whole: it still allows it."""
+    (ws / "src" / "out").symlink_to(ws.parent)
+    prefixes = rules("Bash(cp:*)", "Bash(mv:*)", "Bash(tee:*)", "Bash(cat:*)", "Bash(ls *)")
+    prefixes += rules("Bash(cd:*)", "Bash(popd:*)", "Bash(git diff:*)")
+    for command in [
+        "cp evil.sh .git/hooks/pre-commit",
+        "mv x .mcp.json",
+        "tee .peri/settings.local.json",
+        "cat sub/.GIT/config",
+        "cp --target-directory=.claude x",
+        "cp x ~/.bashrc",
+        "cp x $HOME/.bashrc",
+        "cp x ${HOME}/.bashrc",
+        "cp x /etc/profile",
+        "cp x ../twin/a",
+        "cp x src/../../twin/a",
+        "cp x src/out/a",  # a link to a folder outside
+        "ls ~",
+        "cd ~",
+        "cd ..",
+        "cd",  # home
+        "cd $DIR",
+        "popd",  # wherever the stack says
+    ]:
+        assert bash(ws, prefixes, command) == "ask", command
+        assert suggest_and_grant(ws, command)[0] == [], command
+    for command in [
+        "cp a.txt src/b.txt",
+        "cat /dev/null src/a.py",
+        "cat .gitignore .github/x .peri-notes",
+        "cd src",
+        "git diff HEAD~1 -- src",
+    ]:
+        assert bash(ws, prefixes, command) == "allow", command
+    assert bash(ws, rules("Bash(cat .git/config)"), "cat .git/config") == "allow"
