@@ -778,3 +778,72 @@ def test_a_prefix_rule_never_covers_an_argument_naming_a_protected_or_outside_pa
     ]:
         assert bash(ws, prefixes, command) == "allow", command
     assert bash(ws, rules("Bash(cat .git/config)"), "cat .git/config") == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected", "follow_up"),
+    [
+        ("uv run python -c 'print(1)'", "Bash(uv run python -c 'print(1)')", "uv run python -c x"),
+        ("uv run python3.12 t.py", "Bash(uv run python3.12 t.py)", "uv run python3.12 -c 'x'"),
+        ("poetry run python t.py", "Bash(poetry run python t.py)", "poetry run python -c 'x'"),
+        ("npm exec node t.js", "Bash(npm exec node t.js)", "npm exec node -e 'x'"),
+        ("yarn node t.js", "Bash(yarn node t.js)", "yarn node -e 'x'"),
+        ("uv run --with rich pytest", "Bash(uv run --with rich pytest)", "uv run python -c 'x'"),
+        ("uv tool run ruff check", "Bash(uv tool run ruff:*)", "uv tool run python -c 'x'"),
+        ("uv tool install ruff", "Bash(uv tool install:*)", "uv tool run python -c 'x'"),
+        ("pnpm dlx cowsay hi", "Bash(pnpm dlx cowsay:*)", "pnpm dlx evil"),
+        ("npm run", "Bash(npm run)", "npm run evil"),
+        ("git -C sub status", "Bash(git -C sub status)", "git -c core.sshCommand='rm -rf ~' fetch"),
+        ("git -c k=v log", "Bash(git -c k=v log)", "git -c core.pager='sh -c x' log"),
+        ("make", "Bash(make)", "make -f evil.mk"),
+        ("docker run -v x:/y alpine", "Bash(docker run -v x:/y alpine)", "docker run -v /:/h a"),
+        ("watch -n 1 ls", "Bash(watch -n 1 ls)", "watch -n 1 'rm -rf x'"),
+    ],
+)
+def test_a_runner_is_offered_its_program_only_when_the_program_is_named_and_tame(
+    ws: Path, command: str, expected: str, follow_up: str
+) -> None:
+    """The word after `uv run`, `npm exec`, `yarn` is the program that runs: an interpreter or
+    a shell there runs anything, as does a runner with no program named; an option before a
+    subcommand (`git -c core.sshCommand=...`) can make any subcommand run anything."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == [expected]
+    assert bash(ws, granted, command) == "allow"
+    assert bash(ws, granted, follow_up) == "ask"
+
+
+def test_tame_runners_and_subcommands_keep_their_prefix(ws: Path) -> None:
+    for command, expected in [
+        ("uv run pytest -q", "Bash(uv run pytest:*)"),
+        ("git diff HEAD~1", "Bash(git diff:*)"),
+        ("npm run test -- --watch", "Bash(npm run test:*)"),
+    ]:
+        assert suggest_and_grant(ws, command)[0] == [expected]
+    # ...but a runner's program is never a shell's prefix; npx and pipx are runners themselves.
+    assert suggest_and_grant(ws, "npm exec bash")[0] == ["Bash(npm exec bash)"]
+    assert suggest_and_grant(ws, "npx eslint .")[0] == ["Bash(npx eslint .)"]
+    assert suggest_and_grant(ws, "pipx run black .")[0] == ["Bash(pipx run black .)"]
+
+
+@pytest.mark.parametrize(
+    ("command", "follow_up"),
+    [
+        ("echo hello | bash", "echo 'rm -rf x' | bash"),
+        ("cat x | python3", "cat evil | python3"),
+        ("cat x | python3 -", "cat evil | python3 -"),
+        ("echo ls | sudo sh", "echo 'rm -rf x' | sudo sh"),
+        ("echo ls | bash -s", "echo 'rm -rf x' | bash -s"),
+        ("bash < run.sh", "bash < evil.sh"),
+        ("echo x.sh | xargs bash", "echo evil.sh | xargs bash"),
+        ("cat t.js | node", "cat evil.js | node"),
+    ],
+)
+def test_a_shell_or_interpreter_reading_its_program_from_stdin_gets_no_rule(
+    ws: Path, command: str, follow_up: str
+) -> None:
+    """`Bash(echo:*)` and `Bash(bash)` would allow any program piped into the shell next."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == []
+    assert bash(ws, granted, follow_up) == "ask"
+    # A program named in the command is what the exact rule allows.
+    assert suggest_and_grant(ws, "bash run.sh")[0] == ["Bash(bash run.sh)"]
