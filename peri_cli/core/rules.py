@@ -383,6 +383,7 @@ class _Facts:
     searches: tuple[_Target, ...] = ()
     writes: tuple[_Target, ...] = ()
     unknown_write: str | None = None  # a redirection whose file is known only when it runs
+    changes_directory: bool = False  # a `cd`: the later parts' relative paths mean other files
 
 
 def _facts(call: Call, ctx: RuleContext) -> _Facts:
@@ -408,7 +409,16 @@ def _facts(call: Call, ctx: RuleContext) -> _Facts:
         if redirection.writes and redirection.reads:  # `<>` opens for both
             reads.append(_target(target, ctx))
     views = tuple(dict.fromkeys(v for cmd in script.commands for v in _deny_views(cmd)))
-    return _Facts(script.commands, views, None, tuple(reads), searches, tuple(writes), unknown)
+    return _Facts(
+        script.commands,
+        views,
+        None,
+        tuple(reads),
+        searches,
+        tuple(writes),
+        unknown,
+        script.changes_directory,
+    )
 
 
 def _redirect_path(word: Word, script: ShellScript, ctx: RuleContext) -> Path | None:
@@ -1004,13 +1014,10 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
         return []
     out: list[str] = []
     if call.tool == "Bash":
-        for command in facts.commands:
-            if guarded_argument(command, ctx) is not None or _reads_program_from_stdin(command):
-                return []
-            rule = _command_rule(command)
-            if rule is None:
-                return []
-            out.append(rule)
+        commands = _bash_rules(facts, ctx)
+        if commands is None:
+            return []
+        out.extend(commands)
     elif call.tool == WEB_FETCH:
         if call.subject is None:
             return []
@@ -1032,6 +1039,23 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
             spec = _glob_escape(str(rel.parent)) + "/**"
         out.append(f"Edit(./{spec})")
     return list(dict.fromkeys(out))
+
+
+def _bash_rules(facts: _Facts, ctx: RuleContext) -> list[str] | None:
+    """A rule for each part of a shell command, or None when one of them cannot have one."""
+    if facts.changes_directory:
+        # `cd build && rm -rf dist` would be offered `Bash(cd:*)` and `Bash(rm -rf dist)`, which
+        # together allow `cd ~ && rm -rf dist`: what the later parts touch depends on the cd.
+        return None
+    out: list[str] = []
+    for command in facts.commands:
+        if guarded_argument(command, ctx) is not None or _reads_program_from_stdin(command):
+            return None
+        rule = _command_rule(command)
+        if rule is None:
+            return None
+        out.append(rule)
+    return out
 
 
 def _command_rule(command: SimpleCommand) -> str | None:

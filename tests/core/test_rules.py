@@ -847,3 +847,14 @@ def test_a_shell_or_interpreter_reading_its_program_from_stdin_gets_no_rule(
     assert bash(ws, granted, follow_up) == "ask"
     # A program named in the command is what the exact rule allows.
     assert suggest_and_grant(ws, "bash run.sh")[0] == ["Bash(bash run.sh)"]
+
+
+@pytest.mark.parametrize(
+    "command", ["cd build && rm -rf dist", "cd src && make test", "pushd src && ls", "cd src"]
+)
+def test_a_command_that_changes_directory_gets_no_rule(ws: Path, command: str) -> None:
+    """After a `cd` the later parts mean other files: `Bash(cd:*)` and `Bash(rm -rf dist)`
+    together allowed `cd ~ && rm -rf dist`."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == []
+    assert bash(ws, granted, "cd ~ && rm -rf dist") == "ask"
