@@ -1028,17 +1028,34 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
         path = target.path
         if not _inside(path, ctx.root) or protected_path(path, ctx.workspace) is not None:
             return []
-        rel = path.relative_to(ctx.root)
-        # An edit tool's folder (its neighbours are likely next; at the top, the workspace: the
-        # protected paths still ask); a redirection's file alone.
-        if call.tool == "Bash":
-            spec = _glob_escape(str(rel))
-        elif str(rel.parent) == ".":
-            spec = "**"
-        else:
-            spec = _glob_escape(str(rel.parent)) + "/**"
-        out.append(f"Edit(./{spec})")
+        out.append(f"Edit(./{_edit_spec(call, path.relative_to(ctx.root))})")
     return list(dict.fromkeys(out))
+
+
+# Folders whose files some tool runs or loads without being asked: an editor's tasks and
+# settings (.vscode, .idea), git hook managers (.husky, .githooks), CI (.github, .gitlab,
+# .circleci), dev containers, cargo's and yarn's config and plugins, maven's wrapper, direnv,
+# a virtual environment's scripts and `.pth` files, installed packages. A rule for such a folder
+# would let the next edit run code: only the file edited is offered there, at any depth.
+RUNS_ON_ITS_OWN = (
+    *(".vscode", ".idea", ".husky", ".githooks", ".github", ".gitlab", ".circleci"),
+    *(".devcontainer", ".cargo", ".yarn", ".mvn", ".direnv", ".venv", "node_modules"),
+)
+_RUNS_ON_ITS_OWN = frozenset(name.casefold() for name in RUNS_ON_ITS_OWN)  # any case (macOS)
+
+
+def _edit_spec(call: Call, rel: Path) -> str:
+    """An edit tool's folder (its neighbours are likely next); the file alone for a
+    redirection, for a top-level file (its folder would be the whole workspace: `.envrc`, the
+    Makefile) and for a file in a folder whose files run on their own."""
+    folder = rel.parent
+    if (
+        call.tool == "Bash"
+        or str(folder) == "."
+        or any(part.casefold() in _RUNS_ON_ITS_OWN for part in folder.parts)
+    ):
+        return _glob_escape(str(rel))
+    return _glob_escape(str(folder)) + "/**"
 
 
 def _bash_rules(facts: _Facts, ctx: RuleContext) -> list[str] | None:

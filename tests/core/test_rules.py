@@ -581,7 +581,7 @@ def test_subject_rules_for_agents_and_skills(ws: Path) -> None:
         ("Bash", {"command": "echo 'open"}, []),
         ("Bash", {"command": "echo > .peri/settings.json"}, []),
         ("Edit", {"file_path": "src/pkg/a.py"}, ["Edit(./src/pkg/**)"]),
-        ("Write", {"file_path": "top.py"}, ["Edit(./**)"]),  # at the top: every edit
+        ("Write", {"file_path": "top.py"}, ["Edit(./top.py)"]),  # not the whole workspace
         ("Edit", {"file_path": ".git/config"}, []),
         ("Edit", {"file_path": "/etc/passwd"}, []),
         ("mcp__gh__create", {}, ["mcp__gh__create"]),
@@ -858,3 +858,30 @@ def test_a_command_that_changes_directory_gets_no_rule(ws: Path, command: str) -
     suggested, granted = suggest_and_grant(ws, command)
     assert suggested == []
     assert bash(ws, granted, "cd ~ && rm -rf dist") == "ask"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected", "follow_up"),
+    [
+        ("notes.txt", "Edit(./notes.txt)", ".envrc"),
+        (".envrc", "Edit(./.envrc)", "src/a.py"),
+        (".vscode/tasks.json", "Edit(./.vscode/tasks.json)", ".vscode/settings.json"),
+        (".husky/pre-commit", "Edit(./.husky/pre-commit)", ".husky/pre-push"),
+        (".github/workflows/ci.yml", "Edit(./.github/workflows/ci.yml)", ".github/workflows/x.yml"),
+        (".devcontainer/a.json", "Edit(./.devcontainer/a.json)", ".devcontainer/post.sh"),
+        ("sub/.VSCode/tasks.json", "Edit(./sub/.VSCode/tasks.json)", "sub/.VSCode/launch.json"),
+    ],
+)
+def test_a_top_level_file_or_one_that_runs_on_its_own_is_offered_only_itself(
+    ws: Path, path: str, expected: str, follow_up: str
+) -> None:
+    """A top-level file's folder is the whole workspace (`.envrc`, the Makefile); files in
+    `.vscode/`, `.husky/`, `.github/` run without being asked: only the file edited is offered."""
+    call = describe_call("Write", "write", {"file_path": path}, (), ws)
+    ctx = RuleContext(ws, trusted=True)
+    suggested = suggest_rules(call, ctx)
+    assert suggested == [expected]
+    granted = [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
+    assert decide(call, granted, ctx, "default").action == "allow"
+    other = describe_call("Write", "write", {"file_path": follow_up}, (), ws)
+    assert decide(other, granted, ctx, "default").action == "ask"
