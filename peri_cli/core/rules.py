@@ -383,6 +383,7 @@ class _Facts:
     searches: tuple[_Target, ...] = ()
     writes: tuple[_Target, ...] = ()
     unknown_write: str | None = None  # a redirection whose file is known only when it runs
+    changes_directory: bool = False  # a `cd`: the later parts' relative paths mean other files
 
 
 def _facts(call: Call, ctx: RuleContext) -> _Facts:
@@ -408,7 +409,16 @@ def _facts(call: Call, ctx: RuleContext) -> _Facts:
         if redirection.writes and redirection.reads:  # `<>` opens for both
             reads.append(_target(target, ctx))
     views = tuple(dict.fromkeys(v for cmd in script.commands for v in _deny_views(cmd)))
-    return _Facts(script.commands, views, None, tuple(reads), searches, tuple(writes), unknown)
+    return _Facts(
+        script.commands,
+        views,
+        None,
+        tuple(reads),
+        searches,
+        tuple(writes),
+        unknown,
+        script.changes_directory,
+    )
 
 
 def _redirect_path(word: Word, script: ShellScript, ctx: RuleContext) -> Path | None:
@@ -614,7 +624,10 @@ def _segment_regex(seg: str) -> str:
             body = seg[i + 1 : end]
             if body.startswith("!"):
                 body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
+            # A glob's class holds literal characters: a backslash, and `[` (which `re` would
+            # read as the start of a nested set, with a FutureWarning), are escaped; so are
+            # `&`, `~` and `|`, which `re` reserves for set operations when doubled.
+            out.append("[" + re.sub(r"([\\\[&~|])", r"\\\1", body) + "]")
             i = end
         else:
             out.append(re.escape(c))
@@ -710,7 +723,7 @@ def evaluate(call: Call, rules: Iterable[Rule], ctx: RuleContext) -> RuleDecisio
             "ask", f"the command could not be checked against the rules ({facts.unreadable})"
         )
     allows = [r for r in active if r.behavior == "allow"]
-    call_allowed = _call_allowed(call, facts, allows)
+    call_allowed = _call_allowed(call, facts, allows, ctx)
     pending = tuple(t.path for t in facts.writes if not _write_allowed(t, allows, ctx))
     writes = tuple(dict.fromkeys(t.path for t in facts.writes))
     everything = call_allowed and not pending and facts.unknown_write is None
@@ -727,22 +740,70 @@ def evaluate(call: Call, rules: Iterable[Rule], ctx: RuleContext) -> RuleDecisio
     )
 
 
-def _call_allowed(call: Call, facts: _Facts, allows: Sequence[Rule]) -> bool:
+def _call_allowed(call: Call, facts: _Facts, allows: Sequence[Rule], ctx: RuleContext) -> bool:
     if call.tool == "Bash":
         if not facts.commands:
             return False
         if any(r.tool == "Bash" and r.specifier is None for r in allows):
             return True
         patterns = [_bash_pattern(r.specifier) for r in allows if r.tool == "Bash" and r.specifier]
-        return all(
-            any(_command_matches(p, cmd.words, strict=True) for p in patterns)
-            for cmd in facts.commands
-        )
+        return all(_command_allowed(cmd, patterns, ctx) for cmd in facts.commands)
     if call.tool in WRITE_TOOLS and facts.writes:
         return True  # judged by its writes
     return any(
         _tool_hit(r, call) for r in allows if r.tool not in PATH_RULE_TOOLS or r.specifier is None
     )
+
+
+def _command_allowed(
+    command: SimpleCommand, patterns: Sequence[_BashPattern], ctx: RuleContext
+) -> bool:
+    """A rule naming the whole command covers it; a prefix or a wildcard only when no argument
+    names a protected path or a place outside the workspace (`guarded_argument`)."""
+    hits = [p for p in patterns if _command_matches(p, command.words, strict=True)]
+    if any(p.kind == "exact" for p in hits):
+        return True
+    return bool(hits) and guarded_argument(command, ctx) is None
+
+
+_DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
+
+
+def guarded_argument(command: SimpleCommand, ctx: RuleContext) -> str | None:
+    """The first argument of `command` that names a protected path (`.git/hooks/x`) or a place
+    outside the workspace (`~/.bashrc`, `/etc/x`, `../x`, a link leading out), None when there
+    is none. A prefix rule's user read "copy files here", not "install a git hook": no prefix
+    or wildcard rule covers such a command and none is offered for it; it asks. Words are read
+    as paths from the workspace (an option's `--opt=value` by its value); a word known only at
+    run time is judged by its literal text, and `~` or `$HOME` lead out."""
+    argv = command.argv
+    if not argv:
+        return None
+    operands = argv[1:]
+    if argv[0].value in _DIRECTORY_CHANGERS:
+        # `cd` alone goes home, `cd -` and `popd` wherever the shell was: all unknown here.
+        places = [w for w in operands if not w.value.startswith("-") or w.value == "-"]
+        if not places or any(not w.exact or w.value == "-" for w in places):
+            return command.text or argv[0].value
+    for word in operands:
+        value = word.value
+        if value.startswith("-"):
+            if "=" not in value:
+                continue
+            value = value.split("=", 1)[1]
+        if not word.exact and (
+            word.raw.startswith("~") or re.match(r"[\"']?\$\{?HOME\b", word.raw)
+        ):
+            return word.raw
+        if not value or value in _HARMLESS_DEVICES or value.startswith("/dev/fd/"):
+            continue
+        path = Path(value)
+        target = _target(path if path.is_absolute() else ctx.workspace / path, ctx)
+        if not _inside(Path(target.written), ctx.root) or not _inside(target.path, ctx.root):
+            return value
+        if protected_path(Path(target.written), ctx.workspace) is not None:
+            return value
+    return None
 
 
 def _write_allowed(target: _Target, allows: Sequence[Rule], ctx: RuleContext) -> bool:
@@ -861,15 +922,36 @@ def _inside(path: Path, root: Path) -> bool:
 
 # --- rules offered from an approval -------------------------------------------------------------
 
+# Commands that write, move, delete or change the mode or owner of the files their arguments
+# name: `Bash(cp:*)` would let the next call overwrite any file (`src/conftest.py`, a Makefile),
+# an edit the user never saw, so only the command as shown is offered. (`sed`, `awk` and `find`
+# are here for `-i`, `-exec` and friends; `sort -o` and the like are left to the arguments check.)
+_CHANGES_FILES = frozenset(
+    {"cp", "mv", "tee", "ln", "install", "rsync", "scp", "rm", "rmdir", "mkdir", "touch"}
+    | {"truncate", "shred", "unlink", "chmod", "chown", "chgrp", "dd", "tar", "unzip", "zip"}
+    | {"gzip", "gunzip", "patch", "split", "find", "awk", "sed"}
+)
+# Interpreters: each runs a program given in its arguments, or read from its stdin when none is.
+_INTERPRETERS = frozenset(
+    {"python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "perl", "ruby", "php"}
+    | {"deno", "bun", "lua", "luajit", "Rscript", "R", "julia", "tclsh", "osascript", "irb"}
+)
+_VERSIONED_INTERPRETER = re.compile(r"(?:python|pypy|node|perl|ruby|php|lua)[0-9.]+")
+# Commands that run another command or program named in their arguments (and editors, which
+# can): their first word says nothing of what runs.
+_RUN_OTHERS = frozenset(
+    {"eval", "source", ".", "npx", "bunx", "uvx", "pipx", "watch", "parallel", "flock"}
+    | {"strace", "ltrace", "su", "runuser", "chroot", "vi", "vim", "nvim", "emacs"}
+)
 # Commands whose first word says little: a prefix rule for them would allow almost anything, so
 # only the exact command is offered.
 _NO_PREFIX = (
     _WRAPPERS
     | _SHELLS
-    | frozenset(
-        {"eval", "source", ".", "python", "python3", "node", "perl", "ruby", "php", "deno", "bun"}
-        | {"npx", "bunx", "uvx", "pipx", "find", "awk", "sed", "ssh", "curl", "wget", "rm", "dd"}
-    )
+    | _CHANGES_FILES
+    | _INTERPRETERS
+    | _RUN_OTHERS
+    | frozenset({"ssh", "curl", "wget"})
 )
 # Commands whose second word is a subcommand worth keeping in the prefix (`git diff`, `npm test`).
 _SUBCOMMANDS = frozenset(
@@ -877,9 +959,50 @@ _SUBCOMMANDS = frozenset(
     | {"pip3", "uv", "poetry", "pdm", "hatch", "gh", "brew", "make", "just", "dotnet", "mvn"}
     | {"gradle", "terraform", "conda", "rustup", "apt", "apt-get", "systemctl", "tox", "nox"}
 )
-_RUNNERS = frozenset({"run", "exec", "x", "run-script"})  # `npm run test` keeps the script name
+# Subcommands that run the program named next (`npm run test`, `uv run pytest`): the prefix keeps
+# that name, which must be there and must not be an interpreter or a shell.
+_RUNNERS = frozenset({"run", "exec", "x", "run-script", "dlx"})
+# Subcommands whose next word is a subcommand again (`uv tool run ruff`, `docker compose exec`).
+_RUNNER_GROUPS = frozenset({"tool", "compose"})
 _SUBCOMMAND = re.compile(r"[a-z][a-z0-9-]*")
 _SCRIPT_NAME = re.compile(r"[A-Za-z0-9][\w:.-]*")
+# Options of an interpreter that take a value: the value is not the program (`python -W x`).
+_INTERPRETER_OPTION_ARGS = frozenset({"-W", "-X", "-r", "--require", "-I", "--import"})
+
+
+def _no_prefix(name: str) -> bool:
+    base = name.rsplit("/", 1)[-1]
+    return base in _NO_PREFIX or _VERSIONED_INTERPRETER.fullmatch(base) is not None
+
+
+def _reads_program_from_stdin(command: SimpleCommand) -> bool:
+    """A shell or interpreter given no program (`echo x | bash`, `python3 -`, `bash < f`,
+    `xargs sh`): whatever reaches its stdin runs, so no rule can say what it allows."""
+    for words in _deny_views(command):
+        if not words:
+            continue
+        name = words[0].value.rsplit("/", 1)[-1]
+        shell = name in _SHELLS
+        if not shell and name not in _INTERPRETERS and not _VERSIONED_INTERPRETER.fullmatch(name):
+            continue
+        flags = [w.value for w in words[1:] if w.value.startswith("-") and w.value != "-"]
+        short = "".join(f[1:] for f in flags if not f.startswith("--"))
+        if shell and "c" in short:
+            continue  # `sh -c '...'`: the program is in the words (and judged as a view)
+        if shell and "s" in short:
+            return True
+        operands: list[str] = []
+        skip = False
+        for word in words[1:]:
+            if skip:
+                skip = False
+            elif word.value in _INTERPRETER_OPTION_ARGS:
+                skip = True
+            elif word.value == "-" or not word.value.startswith("-"):
+                operands.append(word.value)
+        if not operands or operands[0] == "-":
+            return True
+    return False
 
 
 def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
@@ -895,11 +1018,10 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
         return []
     out: list[str] = []
     if call.tool == "Bash":
-        for command in facts.commands:
-            rule = _command_rule(command)
-            if rule is None:
-                return []
-            out.append(rule)
+        commands = _bash_rules(facts, ctx)
+        if commands is None:
+            return []
+        out.extend(commands)
     elif call.tool == WEB_FETCH:
         if call.subject is None:
             return []
@@ -910,35 +1032,86 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
         path = target.path
         if not _inside(path, ctx.root) or protected_path(path, ctx.workspace) is not None:
             return []
-        rel = path.relative_to(ctx.root)
-        # An edit tool's folder (its neighbours are likely next; at the top, the workspace: the
-        # protected paths still ask); a redirection's file alone.
-        if call.tool == "Bash":
-            spec = _glob_escape(str(rel))
-        elif str(rel.parent) == ".":
-            spec = "**"
-        else:
-            spec = _glob_escape(str(rel.parent)) + "/**"
-        out.append(f"Edit(./{spec})")
+        out.append(f"Edit(./{_edit_spec(call, path.relative_to(ctx.root))})")
     return list(dict.fromkeys(out))
+
+
+# Folders whose files some tool runs or loads without being asked: an editor's tasks and
+# settings (.vscode, .idea), git hook managers (.husky, .githooks), CI (.github, .gitlab,
+# .circleci), dev containers, cargo's and yarn's config and plugins, maven's wrapper, direnv,
+# a virtual environment's scripts and `.pth` files, installed packages. A rule for such a folder
+# would let the next edit run code: only the file edited is offered there, at any depth.
+RUNS_ON_ITS_OWN = (
+    *(".vscode", ".idea", ".husky", ".githooks", ".github", ".gitlab", ".circleci"),
+    *(".devcontainer", ".cargo", ".yarn", ".mvn", ".direnv", ".venv", "node_modules"),
+)
+_RUNS_ON_ITS_OWN = frozenset(name.casefold() for name in RUNS_ON_ITS_OWN)  # any case (macOS)
+
+
+def _edit_spec(call: Call, rel: Path) -> str:
+    """An edit tool's folder (its neighbours are likely next); the file alone for a
+    redirection, for a top-level file (its folder would be the whole workspace: `.envrc`, the
+    Makefile) and for a file in a folder whose files run on their own."""
+    folder = rel.parent
+    if (
+        call.tool == "Bash"
+        or str(folder) == "."
+        or any(part.casefold() in _RUNS_ON_ITS_OWN for part in folder.parts)
+    ):
+        return _glob_escape(str(rel))
+    return _glob_escape(str(folder)) + "/**"
+
+
+def _bash_rules(facts: _Facts, ctx: RuleContext) -> list[str] | None:
+    """A rule for each part of a shell command, or None when one of them cannot have one."""
+    if facts.changes_directory:
+        # `cd build && rm -rf dist` would be offered `Bash(cd:*)` and `Bash(rm -rf dist)`, which
+        # together allow `cd ~ && rm -rf dist`: what the later parts touch depends on the cd.
+        return None
+    out: list[str] = []
+    for command in facts.commands:
+        if guarded_argument(command, ctx) is not None or _reads_program_from_stdin(command):
+            return None
+        rule = _command_rule(command)
+        if rule is None:
+            return None
+        out.append(rule)
+    return out
 
 
 def _command_rule(command: SimpleCommand) -> str | None:
     words = command.words
-    if not words or not all(w.exact for w in words[: min(len(words), 3)]):
+    if not words or not all(w.exact for w in words[: min(len(words), 4)]):
         return None
     name = words[0].value
-    if command.assignments or name.rsplit("/", 1)[-1] in _NO_PREFIX:
-        if not all(w.exact for w in words):
-            return None
-        return f"Bash({_join(w.value for w in words)})"
-    prefix = [name]
-    if name in _SUBCOMMANDS and len(words) > 1 and _SUBCOMMAND.fullmatch(words[1].value):
-        prefix.append(words[1].value)
-        runner = words[1].value in _RUNNERS and len(words) > 2
-        if runner and _SCRIPT_NAME.fullmatch(words[2].value):
-            prefix.append(words[2].value)
+    if command.assignments or _no_prefix(name):
+        return _exact_rule(words)
+    if name not in _SUBCOMMANDS:
+        return f"Bash({_join([name])}:*)"
+    # A bare tool (`make`) says nothing of what it will be asked next; an option before the
+    # subcommand (`git -c core.sshCommand=...`, `git -C dir`) can make any subcommand run
+    # anything; `yarn node` runs node: the exact command only.
+    sub = words[1].value if len(words) > 1 else ""
+    if not _SUBCOMMAND.fullmatch(sub) or _no_prefix(sub):
+        return _exact_rule(words)
+    prefix = [name, sub]
+    if sub in _RUNNER_GROUPS:  # `uv tool:*` would cover `uv tool run python` too
+        group_sub = words[2].value if len(words) > 2 else ""
+        if not _SUBCOMMAND.fullmatch(group_sub):
+            return _exact_rule(words)
+        prefix.append(group_sub)
+    if prefix[-1] in _RUNNERS:
+        program = words[len(prefix)].value if len(words) > len(prefix) else ""
+        if not _SCRIPT_NAME.fullmatch(program) or _no_prefix(program):
+            return _exact_rule(words)
+        prefix.append(program)
     return f"Bash({_join(prefix)}:*)"
+
+
+def _exact_rule(words: Sequence[Word]) -> str | None:
+    if not all(w.exact for w in words):
+        return None
+    return f"Bash({_join(w.value for w in words)})"
 
 
 def _join(words: Iterable[str]) -> str:

@@ -4,6 +4,7 @@ symlinks) and the decision with the mode behind them."""
 import json
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -580,7 +581,7 @@ def test_subject_rules_for_agents_and_skills(ws: Path) -> None:
         ("Bash", {"command": "echo 'open"}, []),
         ("Bash", {"command": "echo > .peri/settings.json"}, []),
         ("Edit", {"file_path": "src/pkg/a.py"}, ["Edit(./src/pkg/**)"]),
-        ("Write", {"file_path": "top.py"}, ["Edit(./**)"]),  # at the top: every edit
+        ("Write", {"file_path": "top.py"}, ["Edit(./top.py)"]),  # not the whole workspace
         ("Edit", {"file_path": ".git/config"}, []),
         ("Edit", {"file_path": "/etc/passwd"}, []),
         ("mcp__gh__create", {}, ["mcp__gh__create"]),
@@ -688,3 +689,199 @@ def test_shell_reader_parts_and_redirections() -> None:
     assert script.changes_directory
     with pytest.raises(ShellParseError):
         parse("echo $(echo $(echo $(echo " + "$(" * 20 + "x" + ")" * 24)
+
+
+def test_a_folder_name_with_a_bracket_is_escaped_without_a_regex_warning(ws: Path) -> None:
+    """`[` is escaped as `[[]`; inside the rule's character class it must be `\\[`, or `re`
+    warns "Possible nested set" (a FutureWarning: its meaning may change)."""
+    (ws / "a[1]").mkdir()
+    call = describe_call("Edit", "write", {"file_path": "a[1]/x.py"}, (), ws)
+    ctx = RuleContext(ws, trusted=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        suggested = suggest_rules(call, ctx)
+        assert suggested == ["Edit(./a[[]1]/**)"]
+        granted = [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
+        assert decide(call, granted, ctx, "default").action == "allow"
+        other = describe_call("Edit", "write", {"file_path": "a1/x.py"}, (), ws)
+        assert decide(other, granted, ctx, "default").action == "ask"
+
+
+def suggest_and_grant(ws: Path, command: str) -> tuple[list[str], list[Rule]]:
+    """The rules offered for `command`, and those rules as the session would hold them."""
+    call = describe_call("Bash", "execute", {"command": command}, (), ws)
+    suggested = suggest_rules(call, RuleContext(ws, trusted=True, home=ws.parent / "home"))
+    return suggested, [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected", "follow_up"),
+    [
+        ("cp a.txt b.txt", "Bash(cp a.txt b.txt)", "cp evil.sh src/conftest.py"),
+        ("mv a.txt b.txt", "Bash(mv a.txt b.txt)", "mv x Makefile"),
+        ("tee -a log.txt", "Bash(tee -a log.txt)", "tee -a src/a.py"),
+        ("ln -s a b", "Bash(ln -s a b)", "ln -sf /bin/sh src/x"),
+        ("chmod +x run.sh", "Bash(chmod +x run.sh)", "chmod 777 src"),
+        ("touch a", "Bash(touch a)", "touch src/b"),
+        ("tar xf a.tar", "Bash(tar xf a.tar)", "tar xf evil.tar"),
+        ("mkdir -p out", "Bash(mkdir -p out)", "mkdir -p src/x"),
+    ],
+)
+def test_a_command_that_changes_files_is_offered_only_itself(
+    ws: Path, command: str, expected: str, follow_up: str
+) -> None:
+    """The files such a command writes are named by its arguments, which a prefix rule would
+    leave open: only the command as shown is offered."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == [expected]
+    assert bash(ws, granted, command) == "allow"
+    assert bash(ws, granted, follow_up) == "ask"
+
+
+def test_a_prefix_rule_never_covers_an_argument_naming_a_protected_or_outside_path(
+    ws: Path,
+) -> None:
+    """`Bash(cp:*)` written by the user reads as "copy files here", not "install a git hook" or
+    "change ~/.bashrc": such a command asks, and no rule is offered for it. Ordinary arguments
+    stay covered, and a rule naming the whole command was read whole: it still allows it."""
+    (ws / "src" / "out").symlink_to(ws.parent)
+    prefixes = rules("Bash(cp:*)", "Bash(mv:*)", "Bash(tee:*)", "Bash(cat:*)", "Bash(ls *)")
+    prefixes += rules("Bash(cd:*)", "Bash(popd:*)", "Bash(git diff:*)")
+    for command in [
+        "cp evil.sh .git/hooks/pre-commit",
+        "mv x .mcp.json",
+        "tee .peri/settings.local.json",
+        "cat sub/.GIT/config",
+        "cp --target-directory=.claude x",
+        "cp x ~/.bashrc",
+        "cp x $HOME/.bashrc",
+        "cp x ${HOME}/.bashrc",
+        "cp x /etc/profile",
+        "cp x ../twin/a",
+        "cp x src/../../twin/a",
+        "cp x src/out/a",  # a link to a folder outside
+        "ls ~",
+        "cd ~",
+        "cd ..",
+        "cd",  # home
+        "cd $DIR",
+        "popd",  # wherever the stack says
+    ]:
+        assert bash(ws, prefixes, command) == "ask", command
+        assert suggest_and_grant(ws, command)[0] == [], command
+    for command in [
+        "cp a.txt src/b.txt",
+        "cat /dev/null src/a.py",
+        "cat .gitignore .github/x .peri-notes",
+        "cd src",
+        "git diff HEAD~1 -- src",
+    ]:
+        assert bash(ws, prefixes, command) == "allow", command
+    assert bash(ws, rules("Bash(cat .git/config)"), "cat .git/config") == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "expected", "follow_up"),
+    [
+        ("uv run python -c 'print(1)'", "Bash(uv run python -c 'print(1)')", "uv run python -c x"),
+        ("uv run python3.12 t.py", "Bash(uv run python3.12 t.py)", "uv run python3.12 -c 'x'"),
+        ("poetry run python t.py", "Bash(poetry run python t.py)", "poetry run python -c 'x'"),
+        ("npm exec node t.js", "Bash(npm exec node t.js)", "npm exec node -e 'x'"),
+        ("yarn node t.js", "Bash(yarn node t.js)", "yarn node -e 'x'"),
+        ("uv run --with rich pytest", "Bash(uv run --with rich pytest)", "uv run python -c 'x'"),
+        ("uv tool run ruff check", "Bash(uv tool run ruff:*)", "uv tool run python -c 'x'"),
+        ("uv tool install ruff", "Bash(uv tool install:*)", "uv tool run python -c 'x'"),
+        ("pnpm dlx cowsay hi", "Bash(pnpm dlx cowsay:*)", "pnpm dlx evil"),
+        ("npm run", "Bash(npm run)", "npm run evil"),
+        ("git -C sub status", "Bash(git -C sub status)", "git -c core.sshCommand='rm -rf ~' fetch"),
+        ("git -c k=v log", "Bash(git -c k=v log)", "git -c core.pager='sh -c x' log"),
+        ("make", "Bash(make)", "make -f evil.mk"),
+        ("docker run -v x:/y alpine", "Bash(docker run -v x:/y alpine)", "docker run -v /:/h a"),
+        ("watch -n 1 ls", "Bash(watch -n 1 ls)", "watch -n 1 'rm -rf x'"),
+    ],
+)
+def test_a_runner_is_offered_its_program_only_when_the_program_is_named_and_tame(
+    ws: Path, command: str, expected: str, follow_up: str
+) -> None:
+    """The word after `uv run`, `npm exec`, `yarn` is the program that runs: an interpreter or
+    a shell there runs anything, as does a runner with no program named; an option before a
+    subcommand (`git -c core.sshCommand=...`) can make any subcommand run anything."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == [expected]
+    assert bash(ws, granted, command) == "allow"
+    assert bash(ws, granted, follow_up) == "ask"
+
+
+def test_tame_runners_and_subcommands_keep_their_prefix(ws: Path) -> None:
+    for command, expected in [
+        ("uv run pytest -q", "Bash(uv run pytest:*)"),
+        ("git diff HEAD~1", "Bash(git diff:*)"),
+        ("npm run test -- --watch", "Bash(npm run test:*)"),
+    ]:
+        assert suggest_and_grant(ws, command)[0] == [expected]
+    # ...but a runner's program is never a shell's prefix; npx and pipx are runners themselves.
+    assert suggest_and_grant(ws, "npm exec bash")[0] == ["Bash(npm exec bash)"]
+    assert suggest_and_grant(ws, "npx eslint .")[0] == ["Bash(npx eslint .)"]
+    assert suggest_and_grant(ws, "pipx run black .")[0] == ["Bash(pipx run black .)"]
+
+
+@pytest.mark.parametrize(
+    ("command", "follow_up"),
+    [
+        ("echo hello | bash", "echo 'rm -rf x' | bash"),
+        ("cat x | python3", "cat evil | python3"),
+        ("cat x | python3 -", "cat evil | python3 -"),
+        ("echo ls | sudo sh", "echo 'rm -rf x' | sudo sh"),
+        ("echo ls | bash -s", "echo 'rm -rf x' | bash -s"),
+        ("bash < run.sh", "bash < evil.sh"),
+        ("echo x.sh | xargs bash", "echo evil.sh | xargs bash"),
+        ("cat t.js | node", "cat evil.js | node"),
+    ],
+)
+def test_a_shell_or_interpreter_reading_its_program_from_stdin_gets_no_rule(
+    ws: Path, command: str, follow_up: str
+) -> None:
+    """`Bash(echo:*)` and `Bash(bash)` would allow any program piped into the shell next."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == []
+    assert bash(ws, granted, follow_up) == "ask"
+    # A program named in the command is what the exact rule allows.
+    assert suggest_and_grant(ws, "bash run.sh")[0] == ["Bash(bash run.sh)"]
+
+
+@pytest.mark.parametrize(
+    "command", ["cd build && rm -rf dist", "cd src && make test", "pushd src && ls", "cd src"]
+)
+def test_a_command_that_changes_directory_gets_no_rule(ws: Path, command: str) -> None:
+    """After a `cd` the later parts mean other files: `Bash(cd:*)` and `Bash(rm -rf dist)`
+    together allowed `cd ~ && rm -rf dist`."""
+    suggested, granted = suggest_and_grant(ws, command)
+    assert suggested == []
+    assert bash(ws, granted, "cd ~ && rm -rf dist") == "ask"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected", "follow_up"),
+    [
+        ("notes.txt", "Edit(./notes.txt)", ".envrc"),
+        (".envrc", "Edit(./.envrc)", "src/a.py"),
+        (".vscode/tasks.json", "Edit(./.vscode/tasks.json)", ".vscode/settings.json"),
+        (".husky/pre-commit", "Edit(./.husky/pre-commit)", ".husky/pre-push"),
+        (".github/workflows/ci.yml", "Edit(./.github/workflows/ci.yml)", ".github/workflows/x.yml"),
+        (".devcontainer/a.json", "Edit(./.devcontainer/a.json)", ".devcontainer/post.sh"),
+        ("sub/.VSCode/tasks.json", "Edit(./sub/.VSCode/tasks.json)", "sub/.VSCode/launch.json"),
+    ],
+)
+def test_a_top_level_file_or_one_that_runs_on_its_own_is_offered_only_itself(
+    ws: Path, path: str, expected: str, follow_up: str
+) -> None:
+    """A top-level file's folder is the whole workspace (`.envrc`, the Makefile); files in
+    `.vscode/`, `.husky/`, `.github/` run without being asked: only the file edited is offered."""
+    call = describe_call("Write", "write", {"file_path": path}, (), ws)
+    ctx = RuleContext(ws, trusted=True)
+    suggested = suggest_rules(call, ctx)
+    assert suggested == [expected]
+    granted = [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
+    assert decide(call, granted, ctx, "default").action == "allow"
+    other = describe_call("Write", "write", {"file_path": follow_up}, (), ws)
+    assert decide(other, granted, ctx, "default").action == "ask"
