@@ -96,8 +96,10 @@ async def test_tool_call_denied(tmp_path: Path) -> None:
 
 
 async def test_allow_for_session_stops_asking(tmp_path: Path) -> None:
-    replies = [write_reply("a.txt"), write_reply("b.txt"), ScriptedReply(text="Both written.")]
+    # (a folder's files: a top-level file is offered only itself)
+    replies = [write_reply("src/a.txt"), write_reply("src/b.txt"), ScriptedReply(text="Done.")]
     runtime = make_runtime(tmp_path, replies)
+    (runtime.workspace / "src").mkdir()
     app = PeriApp(runtime, clock=lambda: FIXED_NOW)
     async with app.run_test(size=(100, 40)) as pilot:
         await send(pilot, "write two", wait=False)
@@ -106,7 +108,7 @@ async def test_allow_for_session_stops_asking(tmp_path: Path) -> None:
         await pilot.press("down", "enter")  # the second choice: allow for the session
         await until(pilot, lambda: not app.busy, what="the turn to end")
         assert [r.answer for r in app.query(ApprovalRecord)] == ["allow_session"]
-        assert (runtime.workspace / "b.txt").exists()
+        assert (runtime.workspace / "src" / "b.txt").exists()
     runtime.close()
 
 
