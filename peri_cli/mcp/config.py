@@ -18,20 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.core.mcp_entry import Transport, describe_entry, describe_line, entry_transport
 from peri_cli.core.safe_read import SafeReadError, read_text
 from peri_cli.core.settings import McpServerSetting
 
 Scope = Literal["user", "project"]
-Transport = Literal["stdio", "http", "sse"]
-
-_TYPES: dict[str, Transport] = {
-    "stdio": "stdio",
-    "http": "http",
-    "streamable-http": "http",
-    "streamable_http": "http",
-    "streamableHttp": "http",
-    "sse": "sse",
-}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -58,10 +49,13 @@ class ServerConfig:
         return hashlib.sha256(f"{self.name}\0{text}".encode()).hexdigest()[:16]
 
     def describe(self) -> str:
-        """What it runs or where it connects, for a trust dialog or `/mcp` (no header values)."""
-        if self.transport == "stdio":
-            return " ".join([self.command, *self.args])
-        return f"{self.transport} {self.url}"
+        """Everything that decides what it runs and where data goes, as written (`${VAR}`
+        unexpanded), on one line: the words the trust dialog uses for the same entry."""
+        return describe_line(self.raw)
+
+    def details(self) -> tuple[tuple[str, str], ...]:
+        """`describe` as (label, text) pairs, for a question that shows one per line."""
+        return tuple(describe_entry(self.raw))
 
 
 @dataclass(frozen=True)
@@ -174,13 +168,9 @@ def parse_entry(
         raise EntryError("a server needs a printable, non-empty name")
     if not isinstance(entry, dict):
         raise EntryError(_expected("the entry", entry))
-    kind = entry.get("type")
-    if kind is None:
-        transport: Transport = "http" if "url" in entry and "command" not in entry else "stdio"
-    elif isinstance(kind, str) and kind in _TYPES:
-        transport = _TYPES[kind]
-    else:
-        raise EntryError(f'type: expected "stdio", "http" or "sse", got {_show(kind)}')
+    transport = entry_transport(entry)
+    if transport is None:
+        raise EntryError(f'type: expected "stdio", "http" or "sse", got {_show(entry["type"])}')
     always_load = entry.get("alwaysLoad", False)
     if not isinstance(always_load, bool):
         raise EntryError(_expected("alwaysLoad", always_load, "true or false"))

@@ -31,7 +31,8 @@ def test_the_trust_question_lists_mcp_json_servers(tmp_path: Path) -> None:
     assert trust.ask and not trust.trusted
     (item,) = trust.loosenings
     assert item.kind == "mcp_server" and item.source == ".mcp.json"
-    assert item.describe() == f"MCP server 'repo' ({sys.executable}) (from .mcp.json)"
+    runs = f"{sys.executable} {SERVERS / 'crash_server.py'}"
+    assert item.describe() == f"MCP server 'repo' (runs: {runs}) (from .mcp.json)"
     _, flagged = load_workspace(ws, home, {}, home=tmp_path, trust_flag=True)
     assert flagged.trusted
 

@@ -127,7 +127,30 @@ async def test_esc_leaves_the_server_off_and_asks_again_next_time(ws: Path, tmp_
     assert record(tmp_path).get("servers", []) == []
 
 
+async def test_the_question_shows_env_cwd_and_headers_as_written(ws: Path, tmp_path: Path) -> None:
+    TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
+    node = {"command": "node", "args": ["server.js"], "cwd": "tools"}
+    node["env"] = {"NODE_OPTIONS": "--require ./x.js"}  # type: ignore[assignment]
+    key = {"Authorization": "Bearer ${MCP_TOKEN:-none}"}
+    mcp_json(ws, {"node": node, "web": {"url": "https://mcp.example.com/mcp", "headers": key}})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        screen = screen_text(app)
+        assert "runs: node server.js" in screen and "cwd: tools" in screen
+        assert 'env: NODE_OPTIONS="--require ./x.js"' in screen
+        await pilot.press("n")
+        await until(pilot, lambda: "web  (from" in screen_text(app), what="the second question")
+        screen = screen_text(app)
+        assert "connects to: https://mcp.example.com/mcp (http)" in screen
+        assert 'header: Authorization="Bearer ${MCP_TOKEN:-none}"' in screen
+        await pilot.press("n")
+        await ready(pilot)
+    app.runtime.close()
+
+
 def test_the_question_shows_repository_text_visibly() -> None:
-    question = ServerQuestion("[b]evil\x1b[2J", "rm -rf / \x1b]52;c;eA==\x07", ".mcp.json")
+    what = (("runs", "rm -rf / \x1b]52;c;eA==\x07"),)
+    question = ServerQuestion("[b]evil\x1b[2J", what, ".mcp.json")
     text = question_text(question).plain
     assert "[b]evil␛[2J" in text and "␛]52;c;eA==␇" in text and "\x1b" not in text
