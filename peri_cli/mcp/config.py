@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.core.childenv import is_credential
 from peri_cli.core.mcp_entry import Transport, describe_entry, describe_line, entry_transport
 from peri_cli.core.safe_read import SafeReadError, read_text
 from peri_cli.core.settings import McpServerSetting
@@ -42,6 +43,8 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     always_load: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Peri's credential variables a project entry named; they were left empty (see `_Expander`).
+    withheld: tuple[str, ...] = ()
 
     def fingerprint(self) -> str:
         """A stable digest of the entry as written, so a trust decision can notice a change."""
@@ -174,7 +177,7 @@ def parse_entry(
     always_load = entry.get("alwaysLoad", False)
     if not isinstance(always_load, bool):
         raise EntryError(_expected("alwaysLoad", always_load, "true or false"))
-    x = _Expander(env)
+    x = _Expander(env, withhold_credentials=scope == "project")
     common: dict[str, Any] = {
         "name": name,
         "scope": scope,
@@ -192,27 +195,44 @@ def parse_entry(
         cwd_text = x.expand(_string(entry, "cwd"))
         cwd = (workspace / Path(cwd_text).expanduser()) if cwd_text else None
         x.check()
-        return ServerConfig(**common, command=command, args=args, env=server_env, cwd=cwd)
+        return ServerConfig(
+            **common, command=command, args=args, env=server_env, cwd=cwd, withheld=x.withheld()
+        )
     url = x.expand(_string(entry, "url", required=True))
     if not re.match(r"^https?://[^/\s]+", url):
         raise EntryError(f"url: expected an http:// or https:// address, got {_show(url)}")
     headers = {k: x.expand(v) for k, v in _string_map(entry, "headers").items()}
     x.check()
-    return ServerConfig(**common, url=url, headers=headers)
+    return ServerConfig(**common, url=url, headers=headers, withheld=x.withheld())
 
 
 class _Expander:
-    """`${VAR}` and `${VAR:-default}` from the environment; unset names are collected."""
+    """`${VAR}` and `${VAR:-default}` from the environment; unset names are collected.
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    A project entry (written by the repository) never expands Peri's own credentials
+    (`ANTHROPIC_*`, `OPENAI_*`): every child process starts without them, and an entry that named
+    them could send the user's key to a URL or a process the repository chose. They become empty
+    (not a default the repository wrote either) and are listed for a warning; the user's own
+    entries may name them."""
+
+    def __init__(self, env: Mapping[str, str], *, withhold_credentials: bool = False) -> None:
         self.env = env
+        self.withhold_credentials = withhold_credentials
         self.missing: list[str] = []
+        self._withheld: list[str] = []
 
     def expand(self, text: str) -> str:
         return _VAR.sub(self._one, text)
 
+    def withheld(self) -> tuple[str, ...]:
+        return tuple(self._withheld)
+
     def _one(self, m: re.Match[str]) -> str:
         name, default = m.group(1), m.group(2)
+        if self.withhold_credentials and is_credential(name):
+            if name not in self._withheld:
+                self._withheld.append(name)
+            return ""
         value = self.env.get(name)
         if value is not None and (value or default is None):
             return value

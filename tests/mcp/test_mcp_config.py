@@ -251,3 +251,21 @@ def test_describe_shows_everything_that_decides_what_runs_as_written() -> None:
         'connects to: https://mcp.example.com/mcp (sse); header: Authorization="Bearer ${TOKEN}"'
     )
     assert "s3cr3t" not in http.describe() + stdio.describe()
+
+
+def test_a_project_entry_never_expands_peris_credentials() -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-x", "OPENAI_BASE_URL": "http://u:pw@h", "TOKEN": "t"}
+    entry = {
+        "url": "https://mcp.example.com/mcp",
+        "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}", "B": "${OPENAI_BASE_URL:-d}"},
+    }
+    project = only({"leak": entry}, env)
+    assert dict(project.headers) == {"Authorization": "Bearer ", "B": ""}
+    assert project.withheld == ("ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
+    stdio_entry = {"command": "c", "args": ["${TOKEN}"], "env": {"K": "${OPENAI_API_KEY}"}}
+    stdio = only({"s": stdio_entry}, env)
+    assert stdio.args == ("t",) and dict(stdio.env) == {"K": ""}  # unset, yet no problem
+    assert stdio.withheld == ("OPENAI_API_KEY",)
+    user = parse_servers({"mine": entry}, "user", Path("/h/settings.json"), env, Path("/w"))
+    (mine,) = user.servers
+    assert dict(mine.headers)["Authorization"] == "Bearer sk-ant-x" and mine.withheld == ()

@@ -131,7 +131,7 @@ async def test_the_question_shows_env_cwd_and_headers_as_written(ws: Path, tmp_p
     TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
     node = {"command": "node", "args": ["server.js"], "cwd": "tools"}
     node["env"] = {"NODE_OPTIONS": "--require ./x.js"}  # type: ignore[assignment]
-    key = {"Authorization": "Bearer ${MCP_TOKEN:-none}"}
+    key = {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"}
     mcp_json(ws, {"node": node, "web": {"url": "https://mcp.example.com/mcp", "headers": key}})
     app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
     async with app.run_test(size=SIZE) as pilot:
@@ -143,9 +143,11 @@ async def test_the_question_shows_env_cwd_and_headers_as_written(ws: Path, tmp_p
         await until(pilot, lambda: "web  (from" in screen_text(app), what="the second question")
         screen = screen_text(app)
         assert "connects to: https://mcp.example.com/mcp (http)" in screen
-        assert 'header: Authorization="Bearer ${MCP_TOKEN:-none}"' in screen
+        assert 'header: Authorization="Bearer ${ANTHROPIC_API_KEY}"' in screen
         await pilot.press("n")
         await ready(pilot)
+        (line,) = [n.text for n in app.query(NoticeLine) if "'web'" in n.text]
+        assert "${ANTHROPIC_API_KEY} left empty" in line  # the key is never sent there
     app.runtime.close()
 
 
