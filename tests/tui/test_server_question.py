@@ -151,6 +151,32 @@ async def test_the_question_shows_env_cwd_and_headers_as_written(ws: Path, tmp_p
     app.runtime.close()
 
 
+async def test_a_long_entry_scrolls_and_the_choices_stay_on_screen_at_60x20(
+    ws: Path, tmp_path: Path
+) -> None:
+    TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
+    mcp_json(ws, {"big": {**crash(), "env": {f"V{i}": f"value-{i}" for i in range(40)}}})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await asked(pilot, app)
+        screen = screen_text(app)
+        assert "Start a new MCP server from this project?" in screen
+        assert "1. Start it" in screen and "2. Don't start it" in screen
+        assert "Esc decides later" in screen
+        assert "PgUp/PgDn" in screen and "more below" in screen
+        assert "value-39" not in screen
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert "more above and below" in screen_text(app)
+        await pilot.press("end")
+        await pilot.pause()
+        assert "value-39" in screen_text(app) and "2. Don't start it" in screen_text(app)
+        assert "more above" in screen_text(app)
+        await pilot.press("escape")
+        await ready(pilot)
+    app.runtime.close()
+
+
 def test_the_question_shows_repository_text_visibly() -> None:
     what = (("runs", "rm -rf / \x1b]52;c;eA==\x07"),)
     question = ServerQuestion("[b]evil\x1b[2J", what, ".mcp.json")

@@ -20,7 +20,7 @@ from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.trust_dialog import TrustDialog, dialog_text
 from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 
-from .harness import FIXED_NOW, until
+from .harness import FIXED_NOW, screen_text, until
 from .test_turns import notices
 
 
@@ -209,6 +209,28 @@ async def test_item5_resumed_session_waits_for_the_answer(ws: Path, tmp_path: Pa
         assert app.agent.session.id == session_id
         assert app.agent.policy.mode == "accept-edits"
         assert app.status.status.mode == "accept-edits"
+    app.slot.release()
+
+
+async def test_a_long_list_scrolls_and_the_choices_stay_on_screen_at_60x20(
+    ws: Path, tmp_path: Path
+) -> None:
+    repo(ws, mcpServers={f"s{i}": {"command": f"server-{i}"} for i in range(40)})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TrustDialog), what="the trust dialog")
+        await pilot.pause()
+        screen = screen_text(app)
+        assert "Trust this folder?" in screen
+        assert "1. Trust this folder" in screen and "2. Don't trust" in screen
+        assert "Esc decides later" in screen
+        assert "PgUp/PgDn" in screen and "more below" in screen  # the list goes on
+        assert "server-39" not in screen
+        await pilot.press("end")
+        await pilot.pause()
+        assert "server-39" in screen_text(app) and "2. Don't trust" in screen_text(app)
+        await pilot.press("n")
+        await ready(pilot)
     app.slot.release()
 
 
