@@ -177,6 +177,24 @@ async def test_a_long_entry_scrolls_and_the_choices_stay_on_screen_at_60x20(
     app.runtime.close()
 
 
+async def test_enter_alone_does_not_start_the_server(ws: Path, tmp_path: Path) -> None:
+    """The question opens right after the session attaches, maybe while the user is typing their
+    first message: an Enter meant for the prompt must not start a server (and be remembered)."""
+    TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
+    mcp_json(ws, {"later": crash()})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        assert "› 2. Don't start it" in screen_text(app)
+        await pilot.press("enter")
+        await ready(pilot)
+        assert not isinstance(app.screen, ServerQuestionScreen)
+        assert states(app)["later"] == "skipped"
+    app.runtime.close()
+    answer = record(tmp_path)
+    assert answer.get("servers", []) == [] and len(answer["refused_servers"]) == 1
+
+
 def test_the_question_shows_repository_text_visibly() -> None:
     what = (("runs", "rm -rf / \x1b]52;c;eA==\x07"),)
     question = ServerQuestion("[b]evil\x1b[2J", what, ".mcp.json")

@@ -45,6 +45,10 @@ class ServerQuestionScreen(YesNoScreen):
     """Start (True), don't start (False), or no answer yet (None: Esc, asked again next run)."""
 
     CHOICES = CHOICES
+    # It opens from a worker right after the session attaches, maybe while the user is typing
+    # their first message: an Enter meant for the prompt must not start a server (and be
+    # remembered), so Enter alone says no; starting it takes 1, y, or a move first.
+    START = 1
     ID = "server"
 
     def __init__(self, question: ServerQuestion) -> None:

@@ -56,9 +56,15 @@ class YesNoScreen(ModalScreen[bool | None]):
         Binding("end", "edge(True)", show=False),
     ]
     CHOICES: ClassVar[Choices] = []
+    # The choice selected when the question opens (what Enter alone answers).
+    START: ClassVar[int] = 0
     ID = "question"  # the ids of the parts: <ID>-body, <ID>-choices, <ID>-help
 
     selected = reactive(0)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_reactive(YesNoScreen.selected, self.START)
 
     def body(self) -> Text:
         raise NotImplementedError
