@@ -104,7 +104,7 @@ async def test_item5_dont_trust_ignores_the_loosening_with_one_warning(
     repo(ws, permission_mode="bypass")
     app = PeriApp(builder(tmp_path, replies=bash_then_done()), clock=lambda: FIXED_NOW)
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, ["down", "enter"])
+        await ready(pilot, ["enter"])  # Enter alone: the dialog opens on "Don't trust"
         assert app.runtime.mode == "default" and app.agent.policy.mode == "default"
         assert notices(app).count("workspace not trusted") == 1
         app.prompt_area.input.insert("go")
@@ -127,6 +127,24 @@ async def test_item5_dont_trust_ignores_the_loosening_with_one_warning(
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, ["n"])
     app.slot.release()
+
+
+async def test_typing_while_peri_starts_does_not_trust(ws: Path, tmp_path: Path) -> None:
+    """The prompt takes keys while Peri starts ("starting"; a message sent then is queued), and
+    the dialog opens when the runtime is built: an Enter meant for the prompt must not trust."""
+    repo(ws, permission_mode="bypass")
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h", "i")
+        await until(pilot, lambda: isinstance(app.screen, TrustDialog), what="the trust dialog")
+        await pilot.pause()
+        assert "› 2. Don't trust" in screen_text(app)
+        await pilot.press("enter")
+        await ready(pilot)
+        assert app.runtime.mode == "default"
+    app.slot.release()
+    record, _ = TrustStore(tmp_path / "peri-home").lookup(ws)
+    assert record is not None and not record.trusted
 
 
 async def test_escape_decides_nothing_and_asks_again(ws: Path, tmp_path: Path) -> None:
