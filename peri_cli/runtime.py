@@ -374,7 +374,7 @@ class Runtime:
 
     def server_questions(self) -> list[ServerQuestion]:
         return [
-            ServerQuestion(c.name, c.describe(), _display(c.source, self.workspace))
+            ServerQuestion(c.name, c.details(), _display(c.source, self.workspace))
             for c in self._unapproved
         ]
 

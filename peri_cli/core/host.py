@@ -48,10 +48,11 @@ class ExtraCommand:
 @dataclass(frozen=True)
 class ServerQuestion:
     """A project MCP server added after the workspace was trusted: asked about once before it
-    starts. `what` (its command or URL) and `source` come from the repository's files."""
+    starts. `what` ((label, text) pairs: command and args, cwd, env, url, headers, as written) and
+    `source` come from the repository's files."""
 
     name: str
-    what: str
+    what: tuple[tuple[str, str], ...]
     source: str
 
 

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from peri_cli.core.atomic import atomic_write
 from peri_cli.core.guides import OutsidePath
+from peri_cli.core.mcp_entry import describe_line
 from peri_cli.core.meta import CAPABILITY_NAMES
 from peri_cli.core.safe_read import SafeReadError, read_text
 from peri_cli.core.settings import SettingKey, SettingsLayer
@@ -136,12 +137,10 @@ def settings_mcp_servers(files: WorkspaceFiles) -> list[Loosening]:
         if not layer.from_workspace:
             continue
         for name, config in (layer.data.get("mcpServers") or {}).items():
-            runs = config.get("command") or config.get("url") if isinstance(config, dict) else None
-            shown = f"MCP server {name!r}" + (f" ({runs})" if isinstance(runs, str) else "")
             out.append(
                 Loosening(
                     "mcp_server",
-                    shown,
+                    _server_shown(name, config),
                     files.label(layer.path),
                     ((layer.path, f"mcpServers.{name}"),),
                 )
@@ -162,10 +161,15 @@ def mcp_json_servers(files: WorkspaceFiles) -> list[Loosening]:
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     out: list[Loosening] = []
     for name, config in (servers if isinstance(servers, dict) else {}).items():
-        runs = config.get("command") or config.get("url") if isinstance(config, dict) else None
-        shown = f"MCP server {name!r}" + (f" ({runs})" if isinstance(runs, str) else "")
-        out.append(Loosening("mcp_server", shown, files.label(path)))
+        out.append(Loosening("mcp_server", _server_shown(name, config), files.label(path)))
     return out
+
+
+def _server_shown(name: str, config: Any) -> str:
+    """The whole entry as written (command, args, cwd, env, url, headers), not just its command:
+    an `env` or a header decides what runs and where data goes as much as the command does."""
+    runs = describe_line(config)
+    return f"MCP server {name!r}" + (f" ({runs})" if runs else "")
 
 
 def meta_harness_loosening(files: WorkspaceFiles) -> list[Loosening]:

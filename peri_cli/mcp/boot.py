@@ -47,6 +47,18 @@ def plan_run(
         for s in plan.skipped
         if not s.shadowed and s.reason not in (UNTRUSTED, NOT_APPROVED)
     ]
+    # A project server that named Peri's credentials: said for those that start or are asked
+    # about (an untrusted workspace's servers do not run, so their entries change nothing).
+    runs = [*plan.start, *(s.config for s in plan.skipped if s.reason == NOT_APPROVED)]
+    warnings += [
+        visible(
+            f"MCP server {c.name!r} from {c.source}: "
+            + ", ".join(f"${{{name}}}" for name in c.withheld)
+            + " left empty (a project's server never gets Peri's credentials)"
+        )
+        for c in runs
+        if c.withheld
+    ]
     return plan, warnings
 
 

@@ -18,20 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.core.childenv import is_credential
+from peri_cli.core.mcp_entry import Transport, describe_entry, describe_line, entry_transport
 from peri_cli.core.safe_read import SafeReadError, read_text
 from peri_cli.core.settings import McpServerSetting
 
 Scope = Literal["user", "project"]
-Transport = Literal["stdio", "http", "sse"]
-
-_TYPES: dict[str, Transport] = {
-    "stdio": "stdio",
-    "http": "http",
-    "streamable-http": "http",
-    "streamable_http": "http",
-    "streamableHttp": "http",
-    "sse": "sse",
-}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -51,6 +43,8 @@ class ServerConfig:
     headers: Mapping[str, str] = field(default_factory=dict)
     always_load: bool = False
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Peri's credential variables a project entry named; they were left empty (see `_Expander`).
+    withheld: tuple[str, ...] = ()
 
     def fingerprint(self) -> str:
         """A stable digest of the entry as written, so a trust decision can notice a change."""
@@ -58,10 +52,13 @@ class ServerConfig:
         return hashlib.sha256(f"{self.name}\0{text}".encode()).hexdigest()[:16]
 
     def describe(self) -> str:
-        """What it runs or where it connects, for a trust dialog or `/mcp` (no header values)."""
-        if self.transport == "stdio":
-            return " ".join([self.command, *self.args])
-        return f"{self.transport} {self.url}"
+        """Everything that decides what it runs and where data goes, as written (`${VAR}`
+        unexpanded), on one line: the words the trust dialog uses for the same entry."""
+        return describe_line(self.raw)
+
+    def details(self) -> tuple[tuple[str, str], ...]:
+        """`describe` as (label, text) pairs, for a question that shows one per line."""
+        return tuple(describe_entry(self.raw))
 
 
 @dataclass(frozen=True)
@@ -174,17 +171,13 @@ def parse_entry(
         raise EntryError("a server needs a printable, non-empty name")
     if not isinstance(entry, dict):
         raise EntryError(_expected("the entry", entry))
-    kind = entry.get("type")
-    if kind is None:
-        transport: Transport = "http" if "url" in entry and "command" not in entry else "stdio"
-    elif isinstance(kind, str) and kind in _TYPES:
-        transport = _TYPES[kind]
-    else:
-        raise EntryError(f'type: expected "stdio", "http" or "sse", got {_show(kind)}')
+    transport = entry_transport(entry)
+    if transport is None:
+        raise EntryError(f'type: expected "stdio", "http" or "sse", got {_show(entry["type"])}')
     always_load = entry.get("alwaysLoad", False)
     if not isinstance(always_load, bool):
         raise EntryError(_expected("alwaysLoad", always_load, "true or false"))
-    x = _Expander(env)
+    x = _Expander(env, withhold_credentials=scope == "project")
     common: dict[str, Any] = {
         "name": name,
         "scope": scope,
@@ -202,27 +195,44 @@ def parse_entry(
         cwd_text = x.expand(_string(entry, "cwd"))
         cwd = (workspace / Path(cwd_text).expanduser()) if cwd_text else None
         x.check()
-        return ServerConfig(**common, command=command, args=args, env=server_env, cwd=cwd)
+        return ServerConfig(
+            **common, command=command, args=args, env=server_env, cwd=cwd, withheld=x.withheld()
+        )
     url = x.expand(_string(entry, "url", required=True))
     if not re.match(r"^https?://[^/\s]+", url):
         raise EntryError(f"url: expected an http:// or https:// address, got {_show(url)}")
     headers = {k: x.expand(v) for k, v in _string_map(entry, "headers").items()}
     x.check()
-    return ServerConfig(**common, url=url, headers=headers)
+    return ServerConfig(**common, url=url, headers=headers, withheld=x.withheld())
 
 
 class _Expander:
-    """`${VAR}` and `${VAR:-default}` from the environment; unset names are collected."""
+    """`${VAR}` and `${VAR:-default}` from the environment; unset names are collected.
 
-    def __init__(self, env: Mapping[str, str]) -> None:
+    A project entry (written by the repository) never expands Peri's own credentials
+    (`ANTHROPIC_*`, `OPENAI_*`): every child process starts without them, and an entry that named
+    them could send the user's key to a URL or a process the repository chose. They become empty
+    (not a default the repository wrote either) and are listed for a warning; the user's own
+    entries may name them."""
+
+    def __init__(self, env: Mapping[str, str], *, withhold_credentials: bool = False) -> None:
         self.env = env
+        self.withhold_credentials = withhold_credentials
         self.missing: list[str] = []
+        self._withheld: list[str] = []
 
     def expand(self, text: str) -> str:
         return _VAR.sub(self._one, text)
 
+    def withheld(self) -> tuple[str, ...]:
+        return tuple(self._withheld)
+
     def _one(self, m: re.Match[str]) -> str:
         name, default = m.group(1), m.group(2)
+        if self.withhold_credentials and is_credential(name):
+            if name not in self._withheld:
+                self._withheld.append(name)
+            return ""
         value = self.env.get(name)
         if value is not None and (value or default is None):
             return value

@@ -23,7 +23,8 @@ HTTP_READ_TIMEOUT = 300.0  # a response stream may stay open this long between e
 
 def stdio_environment(config: ServerConfig, env: Mapping[str, str]) -> dict[str, str]:
     """Peri's environment without its credentials, plus what the entry names (even a
-    credential: the user wrote it there)."""
+    credential, from the user's own entries: a project entry's `${ANTHROPIC_*}` was left empty
+    when it was parsed, see `config._Expander`)."""
     return child_env(env) | dict(config.env)
 
 

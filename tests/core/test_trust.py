@@ -127,10 +127,25 @@ def test_project_mcp_servers_are_loosenings(ws: Path, peri_home: Path) -> None:
     user(peri_home, {"mcpServers": {"mine": {"command": "ok"}}})
     items = loosenings(ws, peri_home)
     assert [(i.kind, i.what) for i in items] == [
-        ("mcp_server", "MCP server 'db' (rm -rf ~)"),
-        ("mcp_server", "MCP server 'web' (http://x)"),
+        ("mcp_server", "MCP server 'db' (runs: \"rm -rf ~\")"),
+        ("mcp_server", "MCP server 'web' (connects to: http://x (http))"),
     ]
     assert items[0].settings == ((path, "mcpServers.db"),)
+
+
+def test_a_project_servers_env_cwd_and_headers_are_listed_as_written(
+    ws: Path, peri_home: Path
+) -> None:
+    servers = {
+        "node": {"command": "node", "args": ["s.js"], "cwd": "sub", "env": {"NODE_OPTIONS": "-rx"}},
+        "web": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "${KEY}"}},
+    }
+    project(ws, {"mcpServers": servers})
+    assert [i.what for i in loosenings(ws, peri_home)] == [
+        "MCP server 'node' (runs: node s.js; cwd: sub; env: NODE_OPTIONS=-rx)",
+        "MCP server 'web' (connects to: https://mcp.example.com/mcp (http); "
+        "header: Authorization=${KEY})",
+    ]
 
 
 def test_describe_shows_control_characters(ws: Path) -> None:

@@ -41,7 +41,7 @@ def test_stdio_entry() -> None:
         {"A": "1"},
     )
     assert s.scope == "project" and not s.always_load
-    assert s.describe() == "npx -y pkg"
+    assert s.describe() == "runs: npx -y pkg; env: A=1"
 
 
 def test_http_sse_and_aliases() -> None:
@@ -58,7 +58,7 @@ def test_http_sse_and_aliases() -> None:
     assert kinds == {"a": "http", "b": "sse", "c": "http", "d": "http", "e": "stdio"}
     a = found.servers[0]
     assert dict(a.headers) == {"Authorization": "B t"}
-    assert "B t" not in a.describe()  # header values (tokens) are never shown
+    assert a.describe() == 'connects to: https://x.test/mcp (http); header: Authorization="B t"'
 
 
 def test_always_load() -> None:
@@ -224,3 +224,48 @@ def test_fingerprint_follows_the_entry_as_written() -> None:
     b = only({"x": {"command": "c", "args": ["${V}"]}}, {"V": "2"})
     c = only({"x": {"command": "c", "args": ["other"]}})
     assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+
+
+def test_describe_shows_everything_that_decides_what_runs_as_written() -> None:
+    env = {"TOKEN": "s3cr3t", "ANTHROPIC_API_KEY": "sk-ant-x"}
+    stdio = only(
+        {
+            "s": {
+                "command": "node",
+                "args": ["server.js", "two words"],
+                "cwd": "tools",
+                "env": {"NODE_OPTIONS": "--require ./x.js", "T": "${TOKEN}"},
+            }
+        },
+        env,
+    )
+    assert stdio.details() == (
+        ("runs", 'node server.js "two words"'),
+        ("cwd", "tools"),
+        ("env", 'NODE_OPTIONS="--require ./x.js"'),
+        ("env", "T=${TOKEN}"),  # the use of a secret is shown, its value is not
+    )
+    url = {"type": "sse", "url": "https://mcp.example.com/mcp"}
+    http = only({"h": {**url, "headers": {"Authorization": "Bearer ${TOKEN}"}}}, env)
+    assert http.describe() == (
+        'connects to: https://mcp.example.com/mcp (sse); header: Authorization="Bearer ${TOKEN}"'
+    )
+    assert "s3cr3t" not in http.describe() + stdio.describe()
+
+
+def test_a_project_entry_never_expands_peris_credentials() -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-x", "OPENAI_BASE_URL": "http://u:pw@h", "TOKEN": "t"}
+    entry = {
+        "url": "https://mcp.example.com/mcp",
+        "headers": {"Authorization": "Bearer ${ANTHROPIC_API_KEY}", "B": "${OPENAI_BASE_URL:-d}"},
+    }
+    project = only({"leak": entry}, env)
+    assert dict(project.headers) == {"Authorization": "Bearer ", "B": ""}
+    assert project.withheld == ("ANTHROPIC_API_KEY", "OPENAI_BASE_URL")
+    stdio_entry = {"command": "c", "args": ["${TOKEN}"], "env": {"K": "${OPENAI_API_KEY}"}}
+    stdio = only({"s": stdio_entry}, env)
+    assert stdio.args == ("t",) and dict(stdio.env) == {"K": ""}  # unset, yet no problem
+    assert stdio.withheld == ("OPENAI_API_KEY",)
+    user = parse_servers({"mine": entry}, "user", Path("/h/settings.json"), env, Path("/w"))
+    (mine,) = user.servers
+    assert dict(mine.headers)["Authorization"] == "Bearer sk-ant-x" and mine.withheld == ()

@@ -127,7 +127,76 @@ async def test_esc_leaves_the_server_off_and_asks_again_next_time(ws: Path, tmp_
     assert record(tmp_path).get("servers", []) == []
 
 
+async def test_the_question_shows_env_cwd_and_headers_as_written(ws: Path, tmp_path: Path) -> None:
+    TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
+    node = {"command": "node", "args": ["server.js"], "cwd": "tools"}
+    node["env"] = {"NODE_OPTIONS": "--require ./x.js"}  # type: ignore[assignment]
+    key = {"Authorization": "Bearer ${ANTHROPIC_API_KEY}"}
+    mcp_json(ws, {"node": node, "web": {"url": "https://mcp.example.com/mcp", "headers": key}})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        screen = screen_text(app)
+        assert "runs: node server.js" in screen and "cwd: tools" in screen
+        assert 'env: NODE_OPTIONS="--require ./x.js"' in screen
+        await pilot.press("n")
+        await until(pilot, lambda: "web  (from" in screen_text(app), what="the second question")
+        screen = screen_text(app)
+        assert "connects to: https://mcp.example.com/mcp (http)" in screen
+        assert 'header: Authorization="Bearer ${ANTHROPIC_API_KEY}"' in screen
+        await pilot.press("n")
+        await ready(pilot)
+        (line,) = [n.text for n in app.query(NoticeLine) if "'web'" in n.text]
+        assert "${ANTHROPIC_API_KEY} left empty" in line  # the key is never sent there
+    app.runtime.close()
+
+
+async def test_a_long_entry_scrolls_and_the_choices_stay_on_screen_at_60x20(
+    ws: Path, tmp_path: Path
+) -> None:
+    TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
+    mcp_json(ws, {"big": {**crash(), "env": {f"V{i}": f"value-{i}" for i in range(40)}}})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await asked(pilot, app)
+        screen = screen_text(app)
+        assert "Start a new MCP server from this project?" in screen
+        assert "1. Start it" in screen and "2. Don't start it" in screen
+        assert "Esc decides later" in screen
+        assert "PgUp/PgDn" in screen and "more below" in screen
+        assert "value-39" not in screen
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert "more above and below" in screen_text(app)
+        await pilot.press("end")
+        await pilot.pause()
+        assert "value-39" in screen_text(app) and "2. Don't start it" in screen_text(app)
+        assert "more above" in screen_text(app)
+        await pilot.press("escape")
+        await ready(pilot)
+    app.runtime.close()
+
+
+async def test_enter_alone_does_not_start_the_server(ws: Path, tmp_path: Path) -> None:
+    """The question opens right after the session attaches, maybe while the user is typing their
+    first message: an Enter meant for the prompt must not start a server (and be remembered)."""
+    TrustStore(tmp_path / "peri-home").record(ws, TrustRecord(True))
+    mcp_json(ws, {"later": crash()})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await asked(pilot, app)
+        assert "› 2. Don't start it" in screen_text(app)
+        await pilot.press("enter")
+        await ready(pilot)
+        assert not isinstance(app.screen, ServerQuestionScreen)
+        assert states(app)["later"] == "skipped"
+    app.runtime.close()
+    answer = record(tmp_path)
+    assert answer.get("servers", []) == [] and len(answer["refused_servers"]) == 1
+
+
 def test_the_question_shows_repository_text_visibly() -> None:
-    question = ServerQuestion("[b]evil\x1b[2J", "rm -rf / \x1b]52;c;eA==\x07", ".mcp.json")
+    what = (("runs", "rm -rf / \x1b]52;c;eA==\x07"),)
+    question = ServerQuestion("[b]evil\x1b[2J", what, ".mcp.json")
     text = question_text(question).plain
     assert "[b]evil␛[2J" in text and "␛]52;c;eA==␇" in text and "\x1b" not in text

@@ -20,7 +20,7 @@ from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.trust_dialog import TrustDialog, dialog_text
 from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 
-from .harness import FIXED_NOW, until
+from .harness import FIXED_NOW, screen_text, until
 from .test_turns import notices
 
 
@@ -104,7 +104,7 @@ async def test_item5_dont_trust_ignores_the_loosening_with_one_warning(
     repo(ws, permission_mode="bypass")
     app = PeriApp(builder(tmp_path, replies=bash_then_done()), clock=lambda: FIXED_NOW)
     async with app.run_test(size=SIZE) as pilot:
-        await ready(pilot, ["down", "enter"])
+        await ready(pilot, ["enter"])  # Enter alone: the dialog opens on "Don't trust"
         assert app.runtime.mode == "default" and app.agent.policy.mode == "default"
         assert notices(app).count("workspace not trusted") == 1
         app.prompt_area.input.insert("go")
@@ -127,6 +127,24 @@ async def test_item5_dont_trust_ignores_the_loosening_with_one_warning(
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, ["n"])
     app.slot.release()
+
+
+async def test_typing_while_peri_starts_does_not_trust(ws: Path, tmp_path: Path) -> None:
+    """The prompt takes keys while Peri starts ("starting"; a message sent then is queued), and
+    the dialog opens when the runtime is built: an Enter meant for the prompt must not trust."""
+    repo(ws, permission_mode="bypass")
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("h", "i")
+        await until(pilot, lambda: isinstance(app.screen, TrustDialog), what="the trust dialog")
+        await pilot.pause()
+        assert "› 2. Don't trust" in screen_text(app)
+        await pilot.press("enter")
+        await ready(pilot)
+        assert app.runtime.mode == "default"
+    app.slot.release()
+    record, _ = TrustStore(tmp_path / "peri-home").lookup(ws)
+    assert record is not None and not record.trusted
 
 
 async def test_escape_decides_nothing_and_asks_again(ws: Path, tmp_path: Path) -> None:
@@ -209,6 +227,28 @@ async def test_item5_resumed_session_waits_for_the_answer(ws: Path, tmp_path: Pa
         assert app.agent.session.id == session_id
         assert app.agent.policy.mode == "accept-edits"
         assert app.status.status.mode == "accept-edits"
+    app.slot.release()
+
+
+async def test_a_long_list_scrolls_and_the_choices_stay_on_screen_at_60x20(
+    ws: Path, tmp_path: Path
+) -> None:
+    repo(ws, mcpServers={f"s{i}": {"command": f"server-{i}"} for i in range(40)})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TrustDialog), what="the trust dialog")
+        await pilot.pause()
+        screen = screen_text(app)
+        assert "Trust this folder?" in screen
+        assert "1. Trust this folder" in screen and "2. Don't trust" in screen
+        assert "Esc decides later" in screen
+        assert "PgUp/PgDn" in screen and "more below" in screen  # the list goes on
+        assert "server-39" not in screen
+        await pilot.press("end")
+        await pilot.pause()
+        assert "server-39" in screen_text(app) and "2. Don't trust" in screen_text(app)
+        await pilot.press("n")
+        await ready(pilot)
     app.slot.release()
 
 

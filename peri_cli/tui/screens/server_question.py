@@ -1,8 +1,8 @@
 """Ask once about a project MCP server added to `.mcp.json` after the workspace was trusted: it runs
 a command (or reaches a URL) the repository chose, so it starts only when the user says so.
 
-The name, command and file come from the repository: the text is built from `Text` pieces with
-every string passed through `visible`, never from markup."""
+The name, the entry's fields and the file come from the repository: the text is built from `Text`
+pieces with every string passed through `visible`, never from markup."""
 
 from __future__ import annotations
 
@@ -27,10 +27,14 @@ def question_text(question: ServerQuestion) -> Text:
     text.append("Start a new MCP server from this project?\n", style="bold")
     text.append(visible(question.name), style="bold")
     text.append(f"  (from {visible(question.source)})\n", style="dim")
-    text.append("runs: ")
-    text.append(visible(question.what))
+    # Everything the entry decides, one per line: an `env` (NODE_OPTIONS) or a header (a key
+    # sent to the repository's URL) matters as much as the command.
+    for label, what in question.what:
+        text.append(f"{label}: ", style="dim")
+        text.append(visible(what))
+        text.append("\n")
     text.append(
-        "\n\nIt was added after you trusted this folder. A server runs with your permissions; "
+        "\nIt was added after you trusted this folder. A server runs with your permissions; "
         "start it only if you know where it came from.",
         style="dim",
     )
@@ -41,6 +45,10 @@ class ServerQuestionScreen(YesNoScreen):
     """Start (True), don't start (False), or no answer yet (None: Esc, asked again next run)."""
 
     CHOICES = CHOICES
+    # It opens from a worker right after the session attaches, maybe while the user is typing
+    # their first message: an Enter meant for the prompt must not start a server (and be
+    # remembered), so Enter alone says no; starting it takes 1, y, or a move first.
+    START = 1
     ID = "server"
 
     def __init__(self, question: ServerQuestion) -> None:

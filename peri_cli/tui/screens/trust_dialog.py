@@ -60,6 +60,10 @@ class TrustDialog(YesNoScreen):
     """Trust (True), don't trust (False), or no answer yet (None: Esc, asked again next run)."""
 
     CHOICES = CHOICES
+    # The prompt takes keys while Peri starts (a message sent then is queued) and the dialog
+    # opens when the runtime is built: an Enter meant for the prompt must not trust the folder
+    # (and be remembered), so Enter alone says no; trusting takes 1, y, t, or a move first.
+    START = 1
     ID = "trust"
     BINDINGS: ClassVar[list[BindingType]] = [Binding("t", "answer(True)", "Trust", show=False)]
 

@@ -1,5 +1,7 @@
 """A modal yes/no question about something the repository asks for (trusting a folder, starting a
-project's MCP server): a scrollable body, two numbered choices, and Esc to decide later.
+project's MCP server): a scrollable body, two numbered choices, and Esc to decide later. The
+choices and the help line are always on screen: the body takes the rows they leave and scrolls
+(PgUp/PgDn, Home/End), saying so when it goes on.
 
 The body is built by the subclass from `Text` pieces (repository strings passed through
 `visible`); the choices are Peri's own words."""
@@ -33,7 +35,11 @@ class YesNoScreen(ModalScreen[bool | None]):
         background: $surface;
         padding: 0 1;
     }
-    YesNoScreen VerticalScroll { height: auto; max-height: 20; }
+    /* The choices and the help are docked under the body, so they always have their rows; the
+       body takes what the box (at most 90% of the screen) leaves, and scrolls. */
+    YesNoScreen VerticalScroll { height: auto; max-height: 100%; scrollbar-size-vertical: 1; }
+    YesNoScreen .footer { dock: bottom; height: auto; }
+    YesNoScreen .hint { color: $warning; text-style: italic; }
     YesNoScreen .choices { padding: 1 0 0 0; }
     YesNoScreen .help { color: $text-muted; }
     """
@@ -44,25 +50,75 @@ class YesNoScreen(ModalScreen[bool | None]):
         Binding("1,y", "answer(True)", "Yes"),
         Binding("2,n", "answer(False)", "No"),
         Binding("escape", "dismiss_none", "Decide later"),
+        Binding("pageup", "page(-1)", "Scroll up", show=False),
+        Binding("pagedown", "page(1)", "Scroll down", show=False),
+        Binding("home", "edge(False)", show=False),
+        Binding("end", "edge(True)", show=False),
     ]
     CHOICES: ClassVar[Choices] = []
+    # The choice selected when the question opens (what Enter alone answers).
+    START: ClassVar[int] = 0
     ID = "question"  # the ids of the parts: <ID>-body, <ID>-choices, <ID>-help
 
     selected = reactive(0)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.set_reactive(YesNoScreen.selected, self.START)
 
     def body(self) -> Text:
         raise NotImplementedError
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            with VerticalScroll():
+            with VerticalScroll(id=f"{self.ID}-scroll"):
                 yield Static(self.body(), id=f"{self.ID}-body")
-            yield Static(self._choices(), id=f"{self.ID}-choices", classes="choices")
-            yield Static(
-                Text("↑↓ Enter, or 1 / 2 (y / n); Esc decides later (asked again next time)"),
-                id=f"{self.ID}-help",
-                classes="help",
-            )
+            with Vertical(classes="footer"):
+                hint = Static("", id=f"{self.ID}-hint", classes="hint")
+                hint.display = False
+                yield hint
+                yield Static(self._choices(), id=f"{self.ID}-choices", classes="choices")
+                yield Static(
+                    Text("↑↓ Enter, or 1 / 2 (y / n); Esc decides later (asked again next time)"),
+                    id=f"{self.ID}-help",
+                    classes="help",
+                )
+
+    def on_mount(self) -> None:
+        # The hint follows the scroll position, the body's length (wrapping) and the screen's size.
+        scroll = self._scroll()
+        self.watch(scroll, "scroll_y", self._update_hint, init=False)
+        self.watch(scroll, "virtual_size", self._update_hint, init=False)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._update_hint)
+
+    def _scroll(self) -> VerticalScroll:
+        return self.query_one(f"#{self.ID}-scroll", VerticalScroll)
+
+    def _update_hint(self) -> None:
+        """Say that the body goes on when it is taller than its room (as the approval does)."""
+        body = self._scroll()
+        hint = self.query_one(f"#{self.ID}-hint", Static)
+        overflow = body.max_scroll_y > 0
+        if overflow:
+            where = "more below"
+            if body.scroll_y >= body.max_scroll_y:
+                where = "more above"
+            elif body.scroll_y > 0:
+                where = "more above and below"
+            lines = body.virtual_size.height
+            hint.update(Text(f"{lines} lines · PgUp/PgDn · {where}"))
+        hint.display = overflow
+
+    def action_page(self, pages: int) -> None:
+        body = self._scroll()
+        step = max(1, body.scrollable_content_region.height - 1)
+        body.scroll_to(y=body.scroll_y + pages * step, animate=False)
+
+    def action_edge(self, end: bool) -> None:
+        body = self._scroll()
+        body.scroll_to(y=body.max_scroll_y if end else 0, animate=False)
 
     def _choices(self) -> Text:
         text = Text()
