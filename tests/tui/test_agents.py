@@ -438,8 +438,9 @@ async def test_a_childs_long_question_stays_on_screen_above_the_strip_at_60x20(
                 ),
                 ScriptedReply(text="Started."),
             ],
-            "job A": [ScriptedReply(text=slow, delay=0.2)],
-            "job B": [ScriptedReply(text=slow, delay=0.2)],
+            # (A and B run for 100 s, past any slowness of a loaded machine; quitting stops them)
+            "job A": [ScriptedReply(text=slow, delay=1.0)],
+            "job B": [ScriptedReply(text=slow, delay=1.0)],
             "job C": [ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": command})])],
         }
     )
