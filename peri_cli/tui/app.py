@@ -493,7 +493,8 @@ class PeriApp(App[int]):
                 self.notify_user("Peri finished a turn")
             if self.is_running and not self._closing:
                 self.status.idle()
-                self.prompt_area.input.focus()
+                if self.approvals.pending is None:  # (a SubAgent's question keeps the keys)
+                    self.prompt_area.input.focus()
                 if self.conversation.overgrown:  # a long live session: keep the newest page
                     await self.conversation.show_items(display_items(self.agent.session.entries))
                 self._next()
@@ -600,8 +601,12 @@ class PeriApp(App[int]):
 
     async def on_permission_prompt_answered(self, event: PermissionPrompt.Answered) -> None:
         await self.approvals.close(event.prompt)  # (the bridge records the answer in its place)
-        if self.approvals.pending is None:
+        waiting = self.approvals.pending
+        if waiting is None:
             self.prompt_area.input.focus()
+        else:  # the next question (another SubAgent's) gets the keys now
+            self.offer_approval(waiting)
+            self.call_after_refresh(self.fit_approval)
 
     def on_resize(self, _event: events.Resize) -> None:
         self.call_after_refresh(self.fit_approval)

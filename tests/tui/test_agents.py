@@ -590,3 +590,35 @@ async def test_no_rewind_while_a_subagent_may_be_writing(tmp_path: Path) -> None
         assert app.prompt_area.text == ""
         await app.agents_ui.stop_all()
     app.runtime.close()
+
+
+async def test_the_next_question_gets_the_keys_when_one_is_answered(tmp_path: Path) -> None:
+    router = Router(
+        {
+            "orchestrate": [
+                ScriptedReply(
+                    tool_calls=[
+                        background("toolu_a", "job A: touch", "toucher a"),
+                        background("toolu_b", "job B: touch", "toucher b"),
+                    ]
+                ),
+                ScriptedReply(text="Started."),
+            ],
+            "job A": [ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "touch a"})])],
+            "job B": [ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "touch b"})])],
+        }
+    )
+    app = make_app(tmp_path, router, mode="default")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "orchestrate two", wait=False)
+        await until(pilot, lambda: len(app.query(PermissionPrompt)) == 2, what="two questions")
+        first = app.approvals.pending
+        await until(pilot, lambda: app.focused is first, what="the first has the keys")
+        await pilot.press("y")
+        await until(pilot, lambda: app.approvals.pending not in (None, first), what="the next")
+        second = app.approvals.pending
+        await until(pilot, lambda: app.focused is second, what="the second has the keys")
+        await pilot.press("n")
+        await until(pilot, lambda: app.approvals.pending is None, what="both answered")
+        assert app.focused is app.prompt_area.input
+    app.runtime.close()
