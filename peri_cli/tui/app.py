@@ -664,10 +664,9 @@ class PeriApp(App[int]):
         if prompt is None or not self.is_running:
             return
         others = sum(
-            w.outer_size.height
-            for w in (self.prompt_area, self.agent_strip, self.status)
-            if w.display
+            w.outer_size.height for w in (self.prompt_area, self.status) if w.display
         ) + sum(1 for _ in self.query(Footer))
+        others += self.agent_strip.wanted_height  # (its size may not be laid out yet)
         prompt.fit(self.size.height - others - MIN_CONVERSATION - prompt.styles.margin.height)
 
     # keys

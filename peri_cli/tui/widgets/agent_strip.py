@@ -74,6 +74,14 @@ class AgentStrip(Widget, can_focus=True):
         self.display = bool(self.rows)
         self.refresh(layout=True)
 
+    @property
+    def wanted_height(self) -> int:
+        """The rows it takes once laid out (its head and at most five children): what the
+        approval must leave it, known before the next layout pass."""
+        if not self.rows:
+            return 0
+        return 1 + min(len(self.rows), VISIBLE_ROWS) + self.styles.margin.height
+
     def render(self) -> Content:
         from peri_cli.tui.widgets.agent_card import child_summary
 
