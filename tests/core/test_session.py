@@ -43,6 +43,7 @@ def test_open_loads_history_and_continue_picks_latest(store: SessionStore) -> No
     second.append(say("second prompt"))
     second.close()
     assert store.latest() == second.id
+    time.sleep(0.01)  # (`updated` has millisecond resolution: a tie is no order)
     reopened = store.open(first.id)
     reopened.append(say("more"))
     reopened.close()
