@@ -3,6 +3,7 @@ with the provider and the tools; the core uses it for SubAgents from inside a to
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -59,7 +60,7 @@ class AgentFactory:
             owners=config.owners or WriteOwners(),
             checkpoints=self.checkpoints,
             read_denied=config.policy.read_denied,
-            grant=config.policy.grant_for_turn,
+            grant=functools.partial(config.policy.grant_for_turn, agent=config.agent_id),
         )
         agent = Agent(
             session=session,

@@ -156,8 +156,7 @@ class Agent:
             self._record_interruption(progress, "cancelled")
             raise
         finally:
-            if self.tool_ctx.agent_id is None:  # a skill's pre-approval lasts the main turn
-                self.policy.end_turn()
+            self.policy.end_turn(self.tool_ctx.agent_id)  # a skill's pre-approval ends here
 
     def _record_interruption(
         self,

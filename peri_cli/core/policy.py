@@ -41,7 +41,9 @@ class PermissionPolicy:
     rules: RuleSet = field(default_factory=RuleSet)
     trusted: bool = False
     home: Path = field(default_factory=Path.home)
-    turn_rules: list[Rule] = field(default_factory=list)  # granted until the turn ends
+    # Granted until the turn ends, per agent (None: the main one): a SubAgent's skill grants
+    # nothing to its parent or siblings, and the parent's turn ending takes nothing from it.
+    turn_rules: dict[str | None, list[Rule]] = field(default_factory=dict)
 
     def context(self) -> RuleContext:
         return RuleContext(self.workspace, self.trusted, self.home)
@@ -55,9 +57,10 @@ class PermissionPolicy:
         *,
         hook: HookPermission | None = None,
         hook_reason: str = "",
+        agent: str | None = None,
     ) -> CallDecision:
         call = describe_call(tool, kind, tool_input, writes, self.workspace)
-        rules = [*self.rules.rules, *self.turn_rules]
+        rules = [*self.rules.rules, *self.turn_rules.get(agent, ())]
         return decide_call(
             call, rules, self.context(), self.mode, hook=hook, hook_reason=hook_reason
         )
@@ -82,19 +85,21 @@ class PermissionPolicy:
             except RuleError:
                 continue
 
-    def grant_for_turn(self, rules: Sequence[str], from_workspace: bool = False) -> None:
+    def grant_for_turn(
+        self, rules: Sequence[str], from_workspace: bool = False, agent: str | None = None
+    ) -> None:
         """Allow `rules` until `end_turn` (a skill's `allowed-tools` while it runs); a
         repository's skill is honoured only in a trusted workspace."""
         if from_workspace and not self.trusted:
             return
         for text in rules:
             try:
-                self.turn_rules.append(parse_rule(text, "allow", _SESSION))
+                self.turn_rules.setdefault(agent, []).append(parse_rule(text, "allow", _SESSION))
             except RuleError:
                 continue
 
-    def end_turn(self) -> None:
-        self.turn_rules.clear()
+    def end_turn(self, agent: str | None = None) -> None:
+        self.turn_rules.pop(agent, None)
 
     def allow_in_project(self, rules: Sequence[str]) -> str | None:
         """Save `rules` to `.peri/settings.local.json` and apply them now; the problem, if any."""

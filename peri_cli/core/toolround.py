@@ -209,6 +209,7 @@ class ToolRound:
                 item.writes.paths,
                 hook=pre.permission,
                 hook_reason=pre.permission_reason,
+                agent=self.tool_ctx.agent_id,
             )
         except ToolError as e:
             item.output = ToolOutput.error(str(e))

@@ -66,6 +66,21 @@ def test_allow_for_session_covers_the_rule_but_not_outside_writes(ws: Path, tmp_
     assert policy.decide("Write", "write", {"file_path": str(out)}, [out]).action == "ask"
 
 
+def test_a_skills_turn_grant_belongs_to_the_agent_that_loaded_it(ws: Path) -> None:
+    """A SubAgent's skill pre-approves its tools for that SubAgent only; the parent's turn
+    ending does not take them from it."""
+    policy = PermissionPolicy(mode="default", workspace=ws)
+    echo = {"command": "echo hi"}
+    policy.grant_for_turn(["Bash(echo:*)"], agent="child-1")
+    assert policy.decide("Bash", "execute", echo, agent="child-1").action == "allow"
+    assert policy.decide("Bash", "execute", echo).action == "ask"  # the main agent
+    assert policy.decide("Bash", "execute", echo, agent="child-2").action == "ask"
+    policy.end_turn()  # the main agent's turn ends
+    assert policy.decide("Bash", "execute", echo, agent="child-1").action == "allow"
+    policy.end_turn("child-1")
+    assert policy.decide("Bash", "execute", echo, agent="child-1").action == "ask"
+
+
 # --- item 5: protected paths -------------------------------------------------------------------
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -151,9 +150,14 @@ async def test_allowed_tools_are_pre_approved_while_the_skill_runs(tmp_path: Pat
     """A personal skill's allowed-tools run without asking during the turn that loaded it; a
     project skill's only in a trusted workspace; the grant ends with the turn."""
     from peri_cli.core.events import PermissionRequested, ToolFinished
+    from peri_cli.core.factory import AgentConfig, AgentFactory
+    from peri_cli.core.policy import PermissionPolicy
+    from peri_cli.core.session import SessionStore
     from peri_cli.core.skills import load_skills
-    from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
-    from tests.core.test_loop import make_agent
+    from peri_cli.core.tools import ToolRegistry
+    from peri_cli.core.transcript import Snapshot
+    from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
+    from peri_cli.tools import builtin_tools
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -174,10 +178,14 @@ async def test_allowed_tools_are_pre_approved_while_the_skill_runs(tmp_path: Pat
             ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "echo granted"})]),
             ScriptedReply(text="done"),
         ]
-        agent, _ = make_agent(ws, replies)
-        agent.policy.trusted = trusted
-        agent.tools.add(SkillTool(catalog))
-        agent.tool_ctx = dataclasses.replace(agent.tool_ctx, grant=agent.policy.grant_for_turn)
+        tools = ToolRegistry()
+        for tool in [*builtin_tools(), SkillTool(catalog)]:
+            tools.add(tool)
+        factory = AgentFactory(ScriptedProvider(replies), ws, lambda: tools)
+        policy = PermissionPolicy(mode="default", workspace=ws, trusted=trusted)
+        store = SessionStore(tmp_path / "sessions", ws)
+        session = store.create(Snapshot(system="s"))
+        agent = factory.build(session, AgentConfig(model="scripted", policy=policy))
         events = [e async for e in _answering(agent.run("go"))]
         assert not agent.policy.turn_rules  # the grant ended with the turn
         return events
