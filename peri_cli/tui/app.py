@@ -284,8 +284,9 @@ class PeriApp(App[int]):
 
     # sessions
 
-    async def show_session(self, *, rerender: bool = True) -> None:
-        """Show the attached session: its history (newest page), guide and status."""
+    async def show_session(self, *, rerender: bool = True, attached: bool = True) -> None:
+        """Show the attached session: its history (newest page), guide and status; a session
+        just `attached` also runs its SessionStart hooks (not one shown again, e.g. /rewind)."""
         from peri_cli.tui.bridge import add_cost
         from peri_cli.tui.items import display_items
         from peri_cli.tui.notices import session_usage
@@ -300,7 +301,8 @@ class PeriApp(App[int]):
         # (a resumed session's children are read later, and add theirs then)
         self.status.set(cost_usd=add_cost(cost, self.agents_ui.cost()), cache_share=share)
         self.run_worker(self._estimate_context(), group="estimate", exclusive=True)
-        await self.session_start(self.runtime.session_source)
+        if attached:
+            await self.session_start(self.runtime.session_source)
 
     async def _estimate_context(self) -> None:
         from peri_cli.tui.context import estimate_request

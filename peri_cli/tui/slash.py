@@ -431,7 +431,7 @@ class SlashCommands:
 
             rewind_conversation(app.agent.session, choice.prompt.id)
             app.status.set(context_tokens=None, cache_share=None)
-            await app.show_session()
+            await app.show_session(attached=False)  # (no SessionStart: nothing began)
             app.prompt_area.set_text(choice.prompt.text)
             await app.notice(
                 f"Rewound the conversation to before prompt {choice.prompt.number}; its text is "

@@ -396,3 +396,18 @@ async def test_a_stopped_turn_shows_its_note_when_resumed(ws: Path, tmp_path: Pa
         assert len(notes) == 1 and notes[0].level == "warning"
         assert note in shown(app)
     app.runtime.close()
+
+
+async def test_a_rewind_does_not_run_session_start_hooks_again(ws: Path, tmp_path: Path) -> None:
+    start = session_hook(tmp_path, "start", "CONTEXT-FROM-START")
+    user_settings(tmp_path, hooks={"SessionStart": hook(start)})
+    app = PeriApp(builder(tmp_path, replies=[ScriptedReply(text="one")]), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "hello")
+        await send(pilot, "/rewind", wait=False)
+        await pilot.press("enter", "enter")
+        await until(pilot, lambda: app.prompt_area.text == "hello", what="the rewind")
+        await ready(pilot)
+        assert len(payloads(tmp_path, "start")) == 1
+    app.runtime.close()
