@@ -226,12 +226,16 @@ class AgentBoard:
 
     # --- resumed children ---------------------------------------------------------------------
 
-    def add_records(self, infos: Iterable[ChildInfo]) -> None:
-        """Children read back from their transcripts; a live record of the same id wins."""
+    def add_records(self, infos: Iterable[ChildInfo]) -> list[ChildInfo]:
+        """Children read back from their transcripts; a live record of the same id wins.
+        Returns the ones added."""
+        added = []
         for info in infos:
             if info.id not in self.children:
                 self.children[info.id] = info
                 self._dirty.add(info.id)
+                added.append(info)
+        return added
 
 
 def _append_text(log: list[LogItem | _Run], event: TextDelta | ThinkingDelta) -> None:

@@ -66,9 +66,8 @@ class AgentsUI:
         )
         if board is not self.board or not infos:
             return
-        board.add_records(infos)
         spent: float | None = 0.0
-        for info in infos:
+        for info in board.add_records(infos):  # (a live child's cost is counted already)
             spent = add_cost(spent, info.cost)
         self.app.status.set(cost_usd=add_cost(self.app.status.status.cost_usd, spent))
         self.flush()

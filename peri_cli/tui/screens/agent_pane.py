@@ -23,7 +23,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from peri_cli.core.provider import TextDelta
+from peri_cli.core.provider import TextDelta, ThinkingDelta
 from peri_cli.core.subagents import ChildEvent, ChildStateChanged
 from peri_cli.core.textsafe import visible
 from peri_cli.tui.bridge import Bridge, CostOf
@@ -99,7 +99,6 @@ class AgentPane(ModalScreen[None]):
         self.keys = Static(KEYS, id="pane-keys")
         self._queue: asyncio.Queue[LogItem] = asyncio.Queue()
         self._bridge: Bridge | None = None
-        self.shown_events = 0  # events drawn so far (tests and the bench read it)
 
     def compose(self) -> ComposeResult:
         yield self.head
@@ -133,7 +132,6 @@ class AgentPane(ModalScreen[None]):
     async def _show_child(self, snapshot: list[LogItem]) -> None:
         await self.conversation.clear_screen()
         self.status.idle()
-        self.shown_events = 0
         self._bridge = Bridge(
             self.conversation,
             self.status,

@@ -141,7 +141,7 @@ class PromptArea(Vertical):
         from peri_cli.tui.completion import slash_candidates
 
         text = self.input.text
-        if "\n" not in text:
+        if "\n" not in text and text.startswith("/"):  # (listing the extra commands costs)
             slash = slash_candidates(text, self.files.commands() if self.files else ())
             if slash:
                 return slash
