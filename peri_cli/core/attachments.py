@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from peri_cli.core.images import image_type
+from peri_cli.core.images import MAX_IMAGE_BYTES, image_type
 from peri_cli.core.messages import ImagePart, Message, TextPart
 from peri_cli.core.rules import Rule, RuleContext, read_denied
 from peri_cli.core.safe_read import SafeReadError, is_inside, read_bytes
@@ -27,11 +27,9 @@ ORIGIN_ATTACHMENT = "attachment"  # files and images the user attached to a prom
 ORIGIN_SHELL = "shell"  # a `!` command the user ran, with its output
 
 MAX_LISTING = 200  # entries of an attached directory
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"} | {
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
+IMAGE_SUFFIXES = frozenset(
+    {".png", ".jpg", ".jpeg", ".gif", ".webp"}
+)  # (the bytes decide the type)
 # `@path` or `@"a path with spaces"`, not inside a word (an e-mail address stays text).
 _MENTION = re.compile(r'(?<![\w@])@(?:"([^"\n]+)"|([^\s"]+))')
 _TRAILING = ",.;:!?)]}'"
@@ -204,7 +202,7 @@ def pasted_image(text: str, workspace: Path) -> ImagePart | str | None:
         return None
     raw = stripped.removeprefix("file://").strip("'\"")
     raw = re.sub(r"\\(.)", r"\1", raw)  # a terminal drops a path in with its spaces escaped
-    if Path(raw).suffix.lower() not in IMAGE_TYPES:
+    if Path(raw).suffix.lower() not in IMAGE_SUFFIXES:
         return None
     path = _expand(raw, workspace)
     if path is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+MAX_IMAGE_BYTES = 5 * 1024 * 1024  # what a provider takes in one image block
+
 
 def image_type(head: bytes) -> str | None:
     """The media type of a PNG, JPEG, GIF or WebP that starts with `head`, else None."""

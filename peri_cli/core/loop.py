@@ -72,15 +72,18 @@ class Agent:
         # Inputs that arrived while the loop was idle or busy (a background SubAgent's report);
         # the next Receive takes them all, before the prompt.
         self.inbox: list[str] = []
-        # A background SubAgent's report is in the inbox: an idle parent takes it at once (other
-        # inbox items, a hook's context or a note, wait for the user's next prompt).
-        self.report_waiting = False
         self.hooks: Hooks | None = None  # the user's command hooks, when any are configured
         self.retry_max_wait = 60.0  # seconds: a longer retry-after fails the call at once
         self._counter = counter
         self._view_cache: tuple[tuple[int, int], list[Message]] | None = None
         self._live = LiveOutput()  # running tools' progress, yielded as ToolProgress events
         self.tool_ctx = tool_ctx or ToolContext(workspace=policy.workspace, session_dir=session.dir)
+
+    @property
+    def report_waiting(self) -> bool:
+        """A background SubAgent's report is in the inbox: an idle parent takes it at once
+        (other items, a hook's context or a note, wait for the user's next prompt)."""
+        return any(item.startswith(REPORT_HEAD) for item in self.inbox)
 
     @property
     def counter(self) -> TokenCounter:
@@ -143,7 +146,6 @@ class Agent:
             if received:
                 self.session.append(*received)
                 self.inbox.clear()
-                self.report_waiting = False
             async for event in self._turns(progress):
                 if isinstance(event, TurnEnded) and event.reason == "error":
                     self._record_interruption(progress, "failed", event.error)
@@ -293,6 +295,7 @@ class Agent:
         self.session.append(*entries)
 
 
+REPORT_HEAD = "[SubAgent "  # how a SubAgent's report to its parent begins
 ORIGIN_QUEUED = "queued"  # a user-side message Peri queued (a background SubAgent's report)
 
 

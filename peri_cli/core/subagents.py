@@ -26,14 +26,13 @@ from peri_cli.core.events import (
 )
 from peri_cli.core.factory import AgentConfig, AgentFactory
 from peri_cli.core.interruption import describe_call
-from peri_cli.core.loop import Agent
+from peri_cli.core.loop import REPORT_HEAD, Agent
 from peri_cli.core.messages import Usage
 from peri_cli.core.session import create_child
 from peri_cli.core.tools import ToolOutput, ToolRegistry
 from peri_cli.core.transcript import AgentRef, AgentState, AgentStatus
 
 MAX_BACKGROUND = 3
-REPORT_HEAD = "[SubAgent "  # how a report to the parent begins
 
 
 @dataclass(frozen=True)
@@ -324,7 +323,6 @@ class SubagentManager:
     def _deliver(self, child: Child) -> None:
         """A background child's report goes to the parent's inbox and wakes whoever waits."""
         self.parent.inbox.append(self.report(child))
-        self.parent.report_waiting = True
         self._finished.set()
 
     def _find(self, prefix: str) -> Child | None:

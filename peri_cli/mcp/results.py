@@ -10,6 +10,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from peri_cli.core.images import MAX_IMAGE_BYTES
 from peri_cli.core.messages import ImagePart, TextPart
 from peri_cli.core.textsafe import scrub_surrogates
 from peri_cli.core.tokens import TokenCounter
@@ -17,7 +18,6 @@ from peri_cli.core.tools import ToolOutput
 
 MAX_RESULT_TOKENS = 25_000
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
 
 def to_output(result: Any, *, tool: str, session_dir: Path, counter: TokenCounter) -> ToolOutput:

@@ -12,14 +12,13 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.images import image_type
+from peri_cli.core.images import MAX_IMAGE_BYTES, image_type
 from peri_cli.core.messages import ImagePart, TextPart
 from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.walk import open_regular
 
 MAX_LINE_CHARS = 2000
 MAX_OUTPUT_BYTES = 256 * 1024
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
 SNIFF_BYTES = 8192
 # Read at most this much of one line; the rest of an overlong (minified) line is skipped unread.
 _LINE_READ_CAP = MAX_LINE_CHARS * 4 + 1

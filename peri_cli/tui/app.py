@@ -769,13 +769,7 @@ class PeriApp(App[int]):
         self.conversation.to_bottom()
 
     def action_toggle_folds(self) -> None:
-        """Expand every fold on screen, or fold them all if all are open."""
-        from peri_cli.tui.widgets.fold import Fold
-
-        folds = list(self.conversation.query(Fold))
-        expand = any(f.collapsed for f in folds)
-        for fold in folds:
-            fold.collapsed = not expand
+        self.conversation.toggle_folds()
 
     def _cancel_turn(self) -> None:
         """Stop the running turn; what was queued behind it goes back into the prompt (typed
@@ -834,7 +828,7 @@ class PeriApp(App[int]):
         self.run_worker(self._wake(agent), group="dispatch")
 
     async def _wake(self, agent: Agent) -> None:
-        from peri_cli.core.subagents import REPORT_HEAD
+        from peri_cli.core.loop import REPORT_HEAD
 
         try:
             for report in agent.inbox:

@@ -174,7 +174,6 @@ class AgentPane(ModalScreen[None]):
     async def _show(self, event: LogItem) -> None:
         bridge = self._bridge
         assert bridge is not None
-        self.shown_events += 1
         if isinstance(event, ChildStateChanged):
             self._draw_head()
             if event.state == "running":
@@ -185,7 +184,7 @@ class AgentPane(ModalScreen[None]):
                 await self._ended(event.state, event.detail)
             return
         await bridge.handle(event)
-        if not isinstance(event, TextDelta):
+        if not isinstance(event, TextDelta | ThinkingDelta):  # (not once per streamed token)
             self._draw_head()
 
     async def _ended(self, state: str, detail: str) -> None:
@@ -254,9 +253,4 @@ class AgentPane(ModalScreen[None]):
             self.notify(visible(f"Stopping {info.label}"), timeout=2, markup=False)
 
     def action_toggle_folds(self) -> None:
-        from peri_cli.tui.widgets.fold import Fold
-
-        folds = list(self.conversation.query(Fold))
-        expand = any(f.collapsed for f in folds)
-        for fold in folds:
-            fold.collapsed = not expand
+        self.conversation.toggle_folds()

@@ -91,6 +91,15 @@ class Conversation(VerticalScroll, can_focus=False):
         again when they scroll back to the bottom.)"""
         return self.is_anchored and not self._anchor_released
 
+    def toggle_folds(self) -> None:
+        """Expand every fold on screen, or fold them all if all are open (Ctrl+O)."""
+        from peri_cli.tui.widgets.fold import Fold
+
+        folds = list(self.query(Fold))
+        expand = any(f.collapsed for f in folds)
+        for fold in folds:
+            fold.collapsed = not expand
+
     def to_bottom(self) -> None:
         """Back to the newest output, following it again."""
         self.anchor()

@@ -266,10 +266,6 @@ class PermissionPrompt(Vertical, can_focus=True):
             self.future.set_result(answer)
         self._close()
 
-    @property
-    def record(self) -> str:
-        return record_text(self.answer, self.note)
-
     def cancel(self) -> None:
         """The turn ended without an answer (cancelled): record that and step aside."""
         if not self.answered:
