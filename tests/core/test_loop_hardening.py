@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from peri_cli.core.events import AssistantMessage, ToolCall, ToolFinished
 from peri_cli.core.loop import Agent
-from peri_cli.core.messages import Message, TextPart, ToolUsePart, Usage
+from peri_cli.core.messages import Message, TextPart, ToolUsePart
 from peri_cli.core.projection import project, validate_view
 from peri_cli.core.provider import MessageCompleted, ModelRequest, ProviderError, StreamEvent
 from peri_cli.core.tools import ANYTHING, NOTHING, PydanticTool, ToolContext, ToolOutput, Writes
@@ -258,7 +258,9 @@ async def test_missing_usage_is_estimated_and_marked(workspace: Path) -> None:
     agent.provider = _NoUsage()
     events = await drive(agent, "question " * 200)
     (reply,) = [e for e in events if isinstance(e, AssistantMessage)]
-    assert reply.estimated and reply.usage.input_tokens > 200 and reply.usage.output_tokens > 40
+    # (the shared counter's calibration depends on what ran before: compare with its own count)
+    assert reply.estimated and reply.usage.input_tokens > 200
+    assert reply.usage.output_tokens == agent.counter.count_message(reply.message) > 0
     assert agent.usage_estimated and agent.usage_total == reply.usage
     (entry,) = [
         e
@@ -282,7 +284,6 @@ def test_blank_assistant_message_is_dropped_and_neighbours_stay_valid() -> None:
     )
     assert [m.role for m in view] == ["user"]  # the unanswered tool_use went too
     assert not validate_view(view)
-    assert Usage() == Usage()  # keep the import honest for mypy users of this module
 
 
 async def test_a_write_whose_path_is_made_a_symlink_by_an_earlier_call_is_not_run(

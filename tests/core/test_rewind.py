@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -268,3 +269,40 @@ def test_the_picker_counts_changed_files_without_reading_them(tmp_path: Path) ->
         CheckpointEntry(phase="before", files=[FileState(path=a), FileState(path=b)], call_id="c2"),
     ]
     assert changed_counts(entries, [one.id, two.id]) == {one.id: 2, two.id: 2}
+
+
+async def test_a_subagents_write_is_rewound_and_its_cost_is_counted(tmp_path: Path) -> None:
+    """Issue 15: code rewind restores what Peri's SubAgents changed too; /cost counts them."""
+    from peri_cli.core.costs import session_costs
+
+    scripts = {
+        "delegate": [
+            ScriptedReply(
+                tool_calls=[
+                    ScriptedCall("Agent", {"prompt": "child: write", "description": "writer"})
+                ]
+            ),
+            ScriptedReply(text="The child wrote it."),
+        ],
+        "child: write": [_write("notes.txt", "by the child\n"), ScriptedReply(text="Written.")],
+    }
+
+    def by_first_message(request: Any) -> ScriptedReply:
+        first = request.messages[0].text if request.messages else ""
+        for key, replies in scripts.items():
+            if key in first and replies:
+                return replies.pop(0)
+        return ScriptedReply(text="ok")
+
+    runtime = make_runtime(tmp_path, [by_first_message] * 10, mode="bypass")  # type: ignore[list-item]
+    session = runtime.session
+    assert session is not None
+    await _prompt(runtime, "delegate the note")
+    assert (runtime.workspace / "notes.txt").read_text() == "by the child\n"
+    entries = record(session)
+    costs = session_costs(entries, session.dir, "claude-sonnet-4-5")
+    assert costs.subagent_count == 1 and costs.subagents.usage.output_tokens > 0
+    prompt = prompts(entries)[0]
+    result = apply_code(Checkpointer(session), plan_code(entries, prompt.id))
+    assert [p.name for p in result.restored] == ["notes.txt"]
+    assert not (runtime.workspace / "notes.txt").exists()
