@@ -401,7 +401,7 @@ T = {"python": time.perf_counter()}
 import json, os, sys
 from peri_cli.cli import build_parser
 T["import cli"] = time.perf_counter()
-from peri_cli.runtime import build_runtime
+from peri_cli.sdk.runtime import build_runtime
 T["import runtime (core, pydantic)"] = time.perf_counter()
 from peri_cli.tui.app import PeriApp
 T["import tui.app (textual, widgets)"] = time.perf_counter()
@@ -430,8 +430,8 @@ app.run()
 NO_WARM = """
 import os, sys
 from peri_cli.cli import build_parser
-from peri_cli.core.tokens import TokenCounter
-from peri_cli.runtime import build_runtime
+from peri_cli.context.tokens import TokenCounter
+from peri_cli.sdk.runtime import build_runtime
 from peri_cli.tui.app import PeriApp
 runtime = build_runtime(build_parser().parse_args(sys.argv[1:]), os.environ)
 PeriApp(runtime, None, counter=TokenCounter(encoding_path=None)).run()
@@ -657,7 +657,7 @@ class GenStats:
 
 def make_snapshot(workspace: Path) -> Any:
     """The real frozen prompt, as a new session would store it."""
-    from peri_cli.core.snapshot import SnapshotInputs, build_snapshot
+    from peri_cli.context.snapshot import SnapshotInputs, build_snapshot
 
     return build_snapshot(
         SnapshotInputs(
@@ -667,7 +667,7 @@ def make_snapshot(workspace: Path) -> Any:
 
 
 def session_path(peri_home: Path, workspace: Path, session_id: str) -> Path:
-    from peri_cli.core.session import SessionStore
+    from peri_cli.session.store import SessionStore
 
     store = SessionStore(peri_home, workspace)
     store.root.mkdir(parents=True, exist_ok=True)
@@ -693,8 +693,8 @@ def generate_session(  # noqa: C901, PLR0915
     CompactBoundary, re-injection message) starts a new visible history, as auto-compaction would
     keep it under a ~200k-token window. The last message carries `tail_marker`.
     """
-    from peri_cli.core.ids import uuid7
-    from peri_cli.core.messages import (
+    from peri_cli.base.ids import uuid7
+    from peri_cli.base.messages import (
         Message,
         TextPart,
         ThinkingPart,
@@ -703,8 +703,8 @@ def generate_session(  # noqa: C901, PLR0915
         Usage,
         user_text,
     )
-    from peri_cli.core.projection import TruncateResult, dump_directives
-    from peri_cli.core.transcript import (
+    from peri_cli.context.projection import TruncateResult, dump_directives
+    from peri_cli.session.transcript import (
         CompactBoundary,
         Header,
         MessageEntry,
@@ -897,9 +897,9 @@ def generate_small_session(
     peri_home: Path, workspace: Path, *, rng: random.Random, corpus: Corpus, snapshot: Any
 ) -> int:
     """A short session (2-12 turns, small results) written as plain transcript lines; its bytes."""
-    from peri_cli.core.ids import uuid7
-    from peri_cli.core.messages import Message, TextPart, ToolResultPart, ToolUsePart, user_text
-    from peri_cli.core.transcript import Header, MessageEntry, dump_entry
+    from peri_cli.base.ids import uuid7
+    from peri_cli.base.messages import Message, TextPart, ToolResultPart, ToolUsePart, user_text
+    from peri_cli.session.transcript import Header, MessageEntry, dump_entry
 
     session_id = uuid7()
     path = session_path(peri_home, workspace, session_id)

@@ -32,16 +32,16 @@ from typing import Any
 
 from _util import REPO  # noqa: F401  (puts the repository on sys.path)
 
-from peri_cli.core.compaction import CompactConfig, Compactor
-from peri_cli.core.contributions import ContributionChain
-from peri_cli.core.events import Compacted, TurnEnded
-from peri_cli.core.loop import Agent
-from peri_cli.core.policy import PermissionPolicy
-from peri_cli.core.session import SessionStore
-from peri_cli.core.snapshot import SnapshotInputs, build_snapshot
-from peri_cli.core.tokens import TokenCounter
-from peri_cli.core.tools import ToolRegistry
+from peri_cli.agent.compaction import CompactConfig, Compactor
+from peri_cli.agent.loop import Agent
+from peri_cli.base.events import Compacted, TurnEnded
+from peri_cli.base.tool import ToolRegistry
+from peri_cli.context.contributions import ContributionChain
+from peri_cli.context.snapshot import SnapshotInputs, build_snapshot
+from peri_cli.context.tokens import TokenCounter
+from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.providers.anthropic import AnthropicProvider
+from peri_cli.session.store import SessionStore
 from peri_cli.tools import builtin_tools
 from tests.fakeserver import FakeServer
 

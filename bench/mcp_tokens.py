@@ -26,10 +26,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _util as u
 
-from peri_cli.core.extra_tools import ExecuteExtraTool, SearchExtraTools, offer_extra_tools
-from peri_cli.core.provider import ToolSpec
-from peri_cli.core.tokens import default_counter
-from peri_cli.core.tools import ToolContext, ToolRegistry
+from peri_cli.base.provider import ToolSpec
+from peri_cli.base.tool import ToolContext, ToolRegistry
+from peri_cli.context.tokens import default_counter
+from peri_cli.extensions.extra_tools import ExecuteExtraTool, SearchExtraTools, offer_extra_tools
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.manager import McpManager
 from peri_cli.tools import builtin_tools

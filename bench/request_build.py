@@ -35,9 +35,9 @@ import _util as u
 
 def make_entries(n: int, rng: random.Random, corpus: u.Corpus) -> list:
     """About n messages in turns; a Micro ProjectionEntry after them cuts a fifth of the results."""
-    from peri_cli.core.messages import Message, TextPart, ToolResultPart, ToolUsePart, user_text
-    from peri_cli.core.projection import TruncateResult, dump_directives
-    from peri_cli.core.transcript import MessageEntry, ProjectionEntry
+    from peri_cli.base.messages import Message, TextPart, ToolResultPart, ToolUsePart, user_text
+    from peri_cli.context.projection import TruncateResult, dump_directives
+    from peri_cli.session.transcript import MessageEntry, ProjectionEntry
 
     entries: list = []
     results: list[tuple[str, str]] = []
@@ -97,9 +97,9 @@ def fresh_build(agent: Any) -> Any:
 
 def measure_phases(agent: Any, req: Any, view: list[Any], reps: int) -> dict[str, float]:
     """Median seconds of each phase; one sample of every phase per round, so noise hits all."""
-    from peri_cli.core.contributions import RequestContext
-    from peri_cli.core.messages import dump_message
-    from peri_cli.core.projection import project
+    from peri_cli.base.messages import dump_message
+    from peri_cli.context.contributions import RequestContext
+    from peri_cli.context.projection import project
     from peri_cli.providers import anthropic as anth
     from peri_cli.providers import openai as oai
 
@@ -134,7 +134,7 @@ def main() -> None:  # noqa: PLR0915
 
     from peri_cli.cli import build_parser
     from peri_cli.providers import anthropic as anth
-    from peri_cli.runtime import build_runtime
+    from peri_cli.sdk.runtime import build_runtime
 
     rows, first_rows, totals = [], [], {}
     profiles = ""

@@ -40,7 +40,7 @@ def rss():
         d = dict(l.split(':', 1) for l in f)
     return int(d['VmRSS'].split()[0]) / 1024, int(d['VmHWM'].split()[0]) / 1024
 from peri_cli.cli import build_parser
-from peri_cli.runtime import build_runtime
+from peri_cli.sdk.runtime import build_runtime
 from peri_cli.providers.anthropic import build_params
 t_import = time.perf_counter()
 runtime = build_runtime(build_parser().parse_args(['-r', SESSION_ID]), os.environ)
@@ -87,7 +87,7 @@ def profile_request(env: dict[str, str], ws: Path, session_id: str) -> str:
 
     from peri_cli.cli import build_parser
     from peri_cli.providers.anthropic import build_params
-    from peri_cli.runtime import build_runtime
+    from peri_cli.sdk.runtime import build_runtime
 
     old = dict(os.environ)
     old_cwd = Path.cwd()
@@ -125,7 +125,7 @@ def profile_tui(env: dict[str, str], ws: Path, session: u.GenStats) -> str:
     import os
 
     from peri_cli.cli import build_parser
-    from peri_cli.runtime import build_runtime
+    from peri_cli.sdk.runtime import build_runtime
     from peri_cli.tui.app import PeriApp
     from peri_cli.tui.widgets.assistant_message import AssistantMessage
 
@@ -203,7 +203,7 @@ def main() -> None:  # noqa: C901, PLR0912, PLR0915
             sessions[size] = s
         # Real sessions keep a listing sidecar up to date on every append; build them the way
         # `peri sessions` rebuilds missing ones, so opening does not fall back to a full scan.
-        from peri_cli.core.session import SessionStore
+        from peri_cli.session.store import SessionStore
 
         SessionStore(home, ws).list()
         print(

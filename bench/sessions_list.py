@@ -24,8 +24,8 @@ IN_PROCESS = r"""
 import json, os, time
 from pathlib import Path
 t0 = time.perf_counter()
-from peri_cli.core.session import SessionStore
-from peri_cli.core.settings import peri_home_from_env
+from peri_cli.session.store import SessionStore
+from peri_cli.base.settings import peri_home_from_env
 t1 = time.perf_counter()
 infos = SessionStore(peri_home_from_env(os.environ), Path.cwd()).list()
 t2 = time.perf_counter()
@@ -50,7 +50,7 @@ def main() -> None:
             u.generate_small_session(home, ws, rng=rng, corpus=corpus, snapshot=snapshot)
             for _ in range(args.sessions)
         )
-        from peri_cli.core.session import SessionStore
+        from peri_cli.session.store import SessionStore
 
         root = SessionStore(home, ws).root
         print(f"{args.sessions} sessions, {u.mb(total)} of transcripts in {root}\n")

@@ -194,7 +194,7 @@ def main() -> None:  # noqa: PLR0915
                 print()
 
         if args.importtime:
-            for module in ("peri_cli.cli", "peri_cli.runtime", "peri_cli.tui.app"):
+            for module in ("peri_cli.cli", "peri_cli.sdk.runtime", "peri_cli.tui.app"):
                 try:
                     total, groups, single = import_profile(module)
                 except subprocess.CalledProcessError as e:

@@ -39,8 +39,8 @@ import asyncio, os, sys
 from textual.app import App
 from textual.containers import VerticalScroll
 from textual.widgets import Input, Markdown
-from peri_cli.core.messages import user_text
-from peri_cli.core.provider import ModelRequest, TextDelta
+from peri_cli.base.messages import user_text
+from peri_cli.base.provider import ModelRequest, TextDelta
 from peri_cli.providers.anthropic import AnthropicProvider
 
 class Floor(App):
@@ -73,7 +73,7 @@ def make_reply(target_tokens: int, seed: int = 11) -> tuple[str, int, dict[int, 
 
     Every ~1,000 tokens a heading carries a progress marker ZZP<k>ZZ; returned with the tokens
     before it, so a run stopped early still knows how much was rendered."""
-    from peri_cli.core.tokens import TokenCounter
+    from peri_cli.context.tokens import TokenCounter
 
     counter = TokenCounter()
     rng = random.Random(seed)
@@ -118,8 +118,8 @@ def reset_script(url: str, reply: str) -> None:
 
 def raw_stream(url: str) -> tuple[float, int]:
     """Seconds from the first to the last delta, and deltas, through Peri's Anthropic provider."""
-    from peri_cli.core.messages import user_text
-    from peri_cli.core.provider import ModelRequest, TextDelta
+    from peri_cli.base.messages import user_text
+    from peri_cli.base.provider import ModelRequest, TextDelta
     from peri_cli.providers.anthropic import AnthropicProvider
 
     async def go() -> tuple[float, int]:
@@ -226,7 +226,7 @@ def profile_peri(url: str, reply: str, env: dict[str, str], ws: Path, top: int =
     import pstats
 
     from peri_cli.cli import build_parser
-    from peri_cli.runtime import build_runtime
+    from peri_cli.sdk.runtime import build_runtime
     from peri_cli.tui.app import PeriApp
     from peri_cli.tui.widgets.assistant_message import AssistantMessage
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from peri_cli import __version__
-from peri_cli.core.modes import MODES
+from peri_cli.base.modes import MODES
 
 if TYPE_CHECKING:
-    from peri_cli.runtime import Runtime
+    from peri_cli.sdk.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -103,8 +103,8 @@ def _sessions_command(argv: Sequence[str]) -> int:
     parser = _Parser(prog="peri sessions", description="List this workspace's sessions.")
     parser.add_argument("--json", action="store_true", help="one JSON array")
     args = parser.parse_args(argv)
-    from peri_cli.core.session import SessionStore
-    from peri_cli.core.settings import peri_home_from_env
+    from peri_cli.base.settings import peri_home_from_env
+    from peri_cli.session.store import SessionStore
 
     store = SessionStore(peri_home_from_env(os.environ), Path.cwd())
     infos = store.list()
@@ -131,10 +131,10 @@ def _meta_command(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
-    from peri_cli.core.meta import CAPABILITIES, resolve
-    from peri_cli.core.settings import SettingsError, peri_home_from_env
-    from peri_cli.core.textsafe import visible
-    from peri_cli.core.workspace import load_workspace
+    from peri_cli.agent.workspace import load_workspace
+    from peri_cli.base.settings import SettingsError, peri_home_from_env
+    from peri_cli.base.textsafe import visible
+    from peri_cli.context.meta import CAPABILITIES, resolve
     from peri_cli.mcp.boot import plan_run
     from peri_cli.mcp.names import tool_prefix
 
@@ -178,7 +178,7 @@ def _set_in(source: str) -> str:
 
 
 def _build(args: argparse.Namespace) -> Runtime:
-    from peri_cli.runtime import build_runtime
+    from peri_cli.sdk.runtime import build_runtime
 
     return build_runtime(args, os.environ, interactive=not args.print)
 
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from peri_cli.tui.app import run_tui
 
             return run_tui(lambda: _build(args), args.prompt)
-        from peri_cli.core.host import StartupError
+        from peri_cli.agent.host import StartupError
 
         prompt = args.prompt or ""
         if args.print:

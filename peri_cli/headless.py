@@ -11,8 +11,12 @@ import sys
 from collections.abc import AsyncIterator
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
-from peri_cli.core.commands import parse_command
-from peri_cli.core.events import (
+from peri_cli.agent.host import CommandError
+from peri_cli.agent.loop import Agent
+from peri_cli.agent.sessionstart import run_session_start
+from peri_cli.agent.subagents import ChildStateChanged, SubagentManager
+from peri_cli.agent.toolround import Denial
+from peri_cli.base.events import (
     AssistantMessage,
     Compacted,
     CompactFailed,
@@ -24,17 +28,13 @@ from peri_cli.core.events import (
     ToolFinished,
     TurnEnded,
 )
-from peri_cli.core.host import CommandError
-from peri_cli.core.loop import Agent
-from peri_cli.core.messages import Usage, dump_message
-from peri_cli.core.pressure import stable_prefix_share
-from peri_cli.core.retry import Retrying
-from peri_cli.core.sessionstart import run_session_start
-from peri_cli.core.skills import SkillError, invoke_user_skill
-from peri_cli.core.subagents import ChildStateChanged, SubagentManager
-from peri_cli.core.textsafe import visible
-from peri_cli.core.toolround import Denial
-from peri_cli.runtime import Runtime
+from peri_cli.base.messages import Usage, dump_message
+from peri_cli.base.retry import Retrying
+from peri_cli.base.textsafe import visible
+from peri_cli.context.pressure import stable_prefix_share
+from peri_cli.extensions.commands import parse_command
+from peri_cli.extensions.skills import SkillError, invoke_user_skill
+from peri_cli.sdk.runtime import Runtime
 
 if TYPE_CHECKING:
     from peri_cli.mcp.manager import McpManager

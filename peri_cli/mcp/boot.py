@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from peri_cli.core.childenv import child_env
-from peri_cli.core.settings import McpServerSetting
-from peri_cli.core.textsafe import visible
+from peri_cli.base.childenv import child_env
+from peri_cli.base.settings import McpServerSetting
+from peri_cli.base.textsafe import visible
 from peri_cli.mcp.config import ServerConfig, gather_configs
 from peri_cli.mcp.manager import McpManager
 from peri_cli.mcp.plan import NOT_APPROVED, UNTRUSTED, StartPlan, plan_servers

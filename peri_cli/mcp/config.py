@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from peri_cli.core.childenv import is_credential
-from peri_cli.core.mcp_entry import Transport, describe_entry, describe_line, entry_transport
-from peri_cli.core.safe_read import SafeReadError, read_text
-from peri_cli.core.settings import McpServerSetting
+from peri_cli.base.childenv import is_credential
+from peri_cli.base.mcp_entry import Transport, describe_entry, describe_line, entry_transport
+from peri_cli.base.safe_read import SafeReadError, read_text
+from peri_cli.base.settings import McpServerSetting
 
 Scope = Literal["user", "project"]
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

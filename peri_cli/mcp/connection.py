@@ -21,7 +21,7 @@ from mcp_types import CONNECTION_CLOSED, UNSUPPORTED_PROTOCOL_VERSION, Implement
 from pydantic import ValidationError
 
 from peri_cli import __version__
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.latch import Latch
 from peri_cli.mcp.status import State, Timeouts

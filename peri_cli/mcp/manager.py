@@ -22,8 +22,8 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from peri_cli.core.textsafe import visible
-from peri_cli.core.tools import ToolError, ToolRegistry
+from peri_cli.base.textsafe import visible
+from peri_cli.base.tool import ToolError, ToolRegistry
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.latch import Latch
 from peri_cli.mcp.names import clean, tool_prefix

@@ -6,7 +6,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from peri_cli.core.textsafe import scrub_surrogates
+from peri_cli.base.textsafe import scrub_surrogates
 from peri_cli.mcp.names import prompt_command
 from peri_cli.mcp.results import describe_block
 

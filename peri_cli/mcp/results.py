@@ -10,11 +10,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from peri_cli.core.images import MAX_IMAGE_BYTES
-from peri_cli.core.messages import ImagePart, TextPart
-from peri_cli.core.textsafe import scrub_surrogates
-from peri_cli.core.tokens import TokenCounter
-from peri_cli.core.tools import ToolOutput
+from peri_cli.base.images import MAX_IMAGE_BYTES
+from peri_cli.base.messages import ImagePart, TextPart
+from peri_cli.base.textsafe import scrub_surrogates
+from peri_cli.base.tool import ToolOutput
+from peri_cli.context.tokens import TokenCounter
 
 MAX_RESULT_TOKENS = 25_000
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})

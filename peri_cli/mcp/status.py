@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from peri_cli.core.mcp_entry import Transport
+from peri_cli.base.mcp_entry import Transport
 from peri_cli.mcp.config import Scope
 
 State = Literal["connecting", "connected", "failed", "stopped", "skipped"]

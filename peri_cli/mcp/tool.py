@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from peri_cli.core.provider import ToolSpec
-from peri_cli.core.tokens import default_counter
-from peri_cli.core.tools import ANYTHING, ToolContext, ToolError, ToolKind, ToolOutput, Writes
+from peri_cli.base.provider import ToolSpec
+from peri_cli.base.tool import ANYTHING, ToolContext, ToolError, ToolKind, ToolOutput, Writes
+from peri_cli.context.tokens import default_counter
 from peri_cli.mcp.names import tool_name
 from peri_cli.mcp.results import to_output
 from peri_cli.mcp.schema import Check

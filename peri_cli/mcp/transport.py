@@ -14,7 +14,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from peri_cli.core.childenv import child_env
+from peri_cli.base.childenv import child_env
 from peri_cli.mcp.config import ServerConfig
 
 HTTP_TIMEOUT = 30.0  # connect, write, pool

@@ -1,4 +1,4 @@
-"""Provider adapters behind `core.provider.Provider`, and the helpers they share.
+"""Provider adapters behind `peri_cli.base.provider.Provider`, and the helpers they share.
 
 Importing this package is cheap: each adapter imports its SDK only when first used.
 """
@@ -14,8 +14,8 @@ import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from peri_cli.core.provider import RAW_INPUT_KEY, Provider, ProviderError
-from peri_cli.core.redact import redact_url, url_secrets
+from peri_cli.base.provider import RAW_INPUT_KEY, Provider, ProviderError
+from peri_cli.base.redact import redact_url, url_secrets
 
 PROVIDERS = ("anthropic", "openai", "scripted")
 

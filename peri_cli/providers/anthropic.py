@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from peri_cli.core.messages import (
+from peri_cli.base.messages import (
     ImagePart,
     Message,
     Part,
@@ -23,7 +23,7 @@ from peri_cli.core.messages import (
     ToolUsePart,
     Usage,
 )
-from peri_cli.core.provider import (
+from peri_cli.base.provider import (
     MessageCompleted,
     ModelRequest,
     ProviderError,

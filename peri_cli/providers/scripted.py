@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from peri_cli.core.messages import Message, Part, TextPart, ThinkingPart, ToolUsePart, Usage
-from peri_cli.core.provider import (
+from peri_cli.base.messages import Message, Part, TextPart, ThinkingPart, ToolUsePart, Usage
+from peri_cli.base.provider import (
     MessageCompleted,
     ModelRequest,
     ProviderError,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from peri_cli.core.tools import Tool
+from peri_cli.base.tool import Tool
 from peri_cli.tools.bash import BashTool
 from peri_cli.tools.edit import EditTool
 from peri_cli.tools.glob import GlobTool

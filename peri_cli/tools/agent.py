@@ -8,8 +8,8 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.agent_types import AgentCatalog, AgentType
-from peri_cli.core.tools import PydanticTool, ToolContext, ToolError, ToolKind, ToolOutput
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolError, ToolKind, ToolOutput
+from peri_cli.extensions.agent_types import AgentCatalog, AgentType
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.atomic import atomic_write
-from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
+from peri_cli.base.atomic import atomic_write
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
 from peri_cli.tools.write import count_lines, real_path
 
 SNIFF_BYTES = 8192

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.walk import IGNORED_DIRS, Stopped, display_path, walk
 
 MAX_RESULTS = 1000

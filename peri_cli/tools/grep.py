@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.glob import allowed_ignored, glob_to_regex
 from peri_cli.tools.walk import IGNORED_DIRS, display_path
 

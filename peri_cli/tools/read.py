@@ -12,9 +12,9 @@ from typing import BinaryIO
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.images import MAX_IMAGE_BYTES, image_type
-from peri_cli.core.messages import ImagePart, TextPart
-from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.images import MAX_IMAGE_BYTES, image_type
+from peri_cli.base.messages import ImagePart, TextPart
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.walk import open_regular
 
 MAX_LINE_CHARS = 2000

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.skills import SkillCatalog, SkillError, skill_message
-from peri_cli.core.tools import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.extensions.skills import SkillCatalog, SkillError, skill_message
 
 
 @functools.cache

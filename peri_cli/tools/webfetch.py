@@ -21,8 +21,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, Field
 
-from peri_cli.core.rules import url_domain
-from peri_cli.core.tools import (
+from peri_cli.base.tool import (
     NOTHING,
     PydanticTool,
     ToolContext,
@@ -31,6 +30,7 @@ from peri_cli.core.tools import (
     ToolOutput,
     Writes,
 )
+from peri_cli.permissions.rules import url_domain
 
 DEFAULT_CHARS = 50_000
 MAX_CHARS = 200_000

@@ -14,20 +14,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from peri_cli.core.events import (
+from peri_cli.agent.subagents import Child, ChildEvent, ChildStateChanged
+from peri_cli.base.events import (
     AssistantMessage,
     Event,
     PermissionRequested,
     ToolCall,
     ToolFinished,
 )
-from peri_cli.core.provider import TextDelta, ThinkingDelta
-from peri_cli.core.subagents import Child, ChildEvent, ChildStateChanged
+from peri_cli.base.provider import TextDelta, ThinkingDelta
 from peri_cli.tui.widgets.tool_call import State, summarize_input
 
 if TYPE_CHECKING:
-    from peri_cli.core.session import ChildRecord
-    from peri_cli.core.transcript import Entry
+    from peri_cli.session.store import ChildRecord
+    from peri_cli.session.transcript import Entry
 
 RUNNING = frozenset({"queued", "running"})
 LogItem = Event | ChildStateChanged
@@ -263,8 +263,8 @@ def info_from_record(
     record: ChildRecord, entries: list[Entry], workspace: Path | None, model: str = ""
 ) -> ChildInfo:
     """A child as its transcript tells it: state, tool calls, time, tokens, cost, report."""
-    from peri_cli.core.models import cost_usd
-    from peri_cli.core.transcript import AgentStatus, MessageEntry
+    from peri_cli.base.models import cost_usd
+    from peri_cli.session.transcript import AgentStatus, MessageEntry
     from peri_cli.tui.items import ToolItem, display_items
 
     info = ChildInfo(
@@ -310,8 +310,8 @@ def info_from_record(
 
 def read_children(session_dir: Path, workspace: Path | None, model: str = "") -> list[ChildInfo]:
     """Every child recorded under a session folder (run in a thread: it reads files)."""
-    from peri_cli.core.session import list_children
-    from peri_cli.core.transcript import TranscriptError, load
+    from peri_cli.session.store import list_children
+    from peri_cli.session.transcript import TranscriptError, load
 
     infos: list[ChildInfo] = []
     for record in list_children(session_dir):

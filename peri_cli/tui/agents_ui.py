@@ -10,7 +10,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from peri_cli.core.subagents import ChildEvent, SubagentManager
+    from peri_cli.agent.subagents import ChildEvent, SubagentManager
     from peri_cli.tui.agent_board import AgentBoard, ChildInfo
     from peri_cli.tui.app import PeriApp
 
@@ -73,7 +73,7 @@ class AgentsUI:
         self.flush()
 
     async def _events(self, manager: SubagentManager, board: AgentBoard) -> None:
-        from peri_cli.core.provider import TextDelta, ThinkingDelta
+        from peri_cli.base.provider import TextDelta, ThinkingDelta
 
         async for item in manager.events():
             if isinstance(item.event, TextDelta | ThinkingDelta):  # most events: only logged
@@ -87,9 +87,9 @@ class AgentsUI:
     async def _on_event(
         self, manager: SubagentManager, board: AgentBoard, item: ChildEvent
     ) -> None:
-        from peri_cli.core.events import AssistantMessage, PermissionRequested
-        from peri_cli.core.models import cost_usd
-        from peri_cli.core.subagents import ChildStateChanged
+        from peri_cli.agent.subagents import ChildStateChanged
+        from peri_cli.base.events import AssistantMessage, PermissionRequested
+        from peri_cli.base.models import cost_usd
         from peri_cli.tui.bridge import add_cost
 
         event = item.event
@@ -116,7 +116,7 @@ class AgentsUI:
 
     async def _ask(self, info: ChildInfo, event: object) -> None:
         """A child's question, in the approval dock like the main agent's, with its name."""
-        from peri_cli.core.events import PermissionRequested
+        from peri_cli.base.events import PermissionRequested
         from peri_cli.tui.bridge import make_prompt
         from peri_cli.tui.screens.agent_pane import AgentPane
 

@@ -34,13 +34,13 @@ from peri_cli.tui.widgets.status_bar import StatusBar
 from peri_cli.tui.widgets.user_message import UserMessage
 
 if TYPE_CHECKING:
-    from peri_cli.core.events import Event
-    from peri_cli.core.hooks import SessionStartSource
-    from peri_cli.core.host import ExtraCommand, SessionHost
-    from peri_cli.core.loop import Agent
-    from peri_cli.core.messages import Usage
-    from peri_cli.core.tokens import TokenCounter
-    from peri_cli.core.transcript import MessageEntry
+    from peri_cli.agent.host import ExtraCommand, SessionHost
+    from peri_cli.agent.loop import Agent
+    from peri_cli.base.events import Event
+    from peri_cli.base.messages import Usage
+    from peri_cli.context.tokens import TokenCounter
+    from peri_cli.extensions.hooks import SessionStartSource
+    from peri_cli.session.transcript import MessageEntry
     from peri_cli.tui.agent_board import AgentBoard
     from peri_cli.tui.bridge import Bridge
     from peri_cli.tui.screens.session_picker import PickResult
@@ -166,7 +166,7 @@ class PeriApp(App[int]):
     def counter(self) -> TokenCounter:
         """The exact counter (tiktoken once loaded), for when a count must be exact: /context."""
         if self._counter is None:
-            from peri_cli.core.tokens import default_counter
+            from peri_cli.context.tokens import default_counter
 
             self._counter = default_counter()
         return self._counter
@@ -175,7 +175,7 @@ class PeriApp(App[int]):
     def estimator(self) -> TokenCounter:
         """A tokenizer-free counter with the exact one's calibration, for the status line: it
         never loads tiktoken (~200 ms holding the GIL and ~100 MB)."""
-        from peri_cli.core.tokens import TokenCounter
+        from peri_cli.context.tokens import TokenCounter
 
         if self._estimator is None:
             self._estimator = TokenCounter(encoding_path=None)
@@ -207,13 +207,13 @@ class PeriApp(App[int]):
 
             await settle_trust(self, runtime)  # before the session: it decides mode and guides
         except Exception as e:
-            from peri_cli.core.host import StartupError
+            from peri_cli.agent.host import StartupError
 
             if not isinstance(e, StartupError):
                 raise
             from rich.text import Text
 
-            from peri_cli.core.textsafe import visible
+            from peri_cli.base.textsafe import visible
 
             self.exit(return_code=e.exit_code, message=Text(visible(f"peri: error: {e}")))
             return
@@ -352,7 +352,7 @@ class PeriApp(App[int]):
             self._first_prompt()
 
     async def switch_session(self, session_id: str, *, fork: bool, rerender: bool = True) -> bool:
-        from peri_cli.core.host import StartupError
+        from peri_cli.agent.host import StartupError
 
         try:
             self.runtime.start_existing(session_id, fork=fork)
@@ -379,7 +379,7 @@ class PeriApp(App[int]):
         return summary_text(agent.session.entries) if agent is not None else ""
 
     def cost_of(self, usage: Usage) -> float | None:
-        from peri_cli.core.models import cost_usd
+        from peri_cli.base.models import cost_usd
 
         return cost_usd(self.agent.model, usage)
 
@@ -391,7 +391,7 @@ class PeriApp(App[int]):
 
     def submit(self, text: str) -> None:
         """Run a prompt or command now, or queue it until the running turn ends."""
-        from peri_cli.core.commands import parse_command
+        from peri_cli.extensions.commands import parse_command
 
         invocation = parse_command(text)
         self.conversation.to_bottom()  # what is sent, and what it brings, is read at the bottom
@@ -421,7 +421,7 @@ class PeriApp(App[int]):
             self._next()
 
     async def _dispatch(self, text: str) -> None:
-        from peri_cli.core.commands import parse_command
+        from peri_cli.extensions.commands import parse_command
         from peri_cli.tui.notices import no_key_problem
 
         if self.runtime.session is None:
@@ -448,14 +448,14 @@ class PeriApp(App[int]):
     async def _shell(self, command: str) -> None:
         """`!command`: run it in the workspace as the user (no approval); the model sees the
         command and its output on its next turn."""
-        from peri_cli.core.usershell import user_shell
+        from peri_cli.agent.usershell import user_shell
 
         await self.conversation.add(UserMessage(f"!{command}"))
         await self.run_events(user_shell(self.agent, command), "running your command")
 
     async def _attachments(self, text: str) -> MessageEntry | None:
         """What the prompt's `@path`s and pasted images attach; says what was left out."""
-        from peri_cli.core.attachments import AttachContext, attach, mentions
+        from peri_cli.agent.attachments import AttachContext, attach, mentions
 
         images = self.prompt_area.images
         if not mentions(text) and "[image #" not in text:
@@ -516,7 +516,7 @@ class PeriApp(App[int]):
 
     def extra_commands(self) -> list[ExtraCommand]:
         """The slash commands of skills the user may run and of the MCP servers' prompts."""
-        from peri_cli.core.host import ExtraCommand
+        from peri_cli.agent.host import ExtraCommand
 
         if not self.ready:
             return []
@@ -546,8 +546,8 @@ class PeriApp(App[int]):
         `text` is neither (it goes as typed); "" when it could not be had (a notice says why)."""
         if not text.startswith("/"):
             return None
-        from peri_cli.core.host import CommandError
-        from peri_cli.core.skills import SkillError, invoke_user_skill
+        from peri_cli.agent.host import CommandError
+        from peri_cli.extensions.skills import SkillError, invoke_user_skill
 
         try:
             invocation = invoke_user_skill(self.runtime.skills, text.strip())
@@ -566,7 +566,7 @@ class PeriApp(App[int]):
     async def session_start(self, source: SessionStartSource) -> None:
         """Run the SessionStart hooks as a turn of their own, so that a prompt sent meanwhile
         waits for their context (which the next prompt carries to the model)."""
-        from peri_cli.core.sessionstart import has_session_start, session_start_events
+        from peri_cli.agent.sessionstart import has_session_start, session_start_events
 
         agent = self.runtime.agent
         if agent is None or not has_session_start(agent.hooks):
@@ -622,7 +622,7 @@ class PeriApp(App[int]):
         if not typing:
             prompt.focus()
             return
-        from peri_cli.core.textsafe import visible
+        from peri_cli.base.textsafe import visible
 
         who = f"{prompt.agent} asks" if prompt.agent else "Peri asks"
         self.notify(
@@ -828,7 +828,7 @@ class PeriApp(App[int]):
         self.run_worker(self._wake(agent), group="dispatch")
 
     async def _wake(self, agent: Agent) -> None:
-        from peri_cli.core.loop import REPORT_HEAD
+        from peri_cli.agent.loop import REPORT_HEAD
 
         try:
             for report in agent.inbox:
@@ -889,7 +889,7 @@ def resume_hint(runtime: SessionHost | None) -> str | None:
     session = runtime.session if runtime is not None else None
     if session is None:
         return None
-    from peri_cli.core.transcript import MessageEntry
+    from peri_cli.session.transcript import MessageEntry
 
     if not any(isinstance(e, MessageEntry) for e in session.entries):
         return None

@@ -21,7 +21,7 @@ from peri_cli.tui.paths import shown_path
 from peri_cli.tui.widgets.diff_view import content_lines, diff_for, render_diff
 
 if TYPE_CHECKING:
-    from peri_cli.core.events import PermissionAnswer
+    from peri_cli.base.events import PermissionAnswer
 
 _DIFF_TEXT_KEYS = frozenset({"file_path", "content", "old_string", "new_string"})
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from textual.widget import Widget
 
-from peri_cli.core.events import (
+from peri_cli.base.events import (
     USER_SHELL_ID,
     AssistantMessage,
     Compacted,
@@ -25,9 +25,9 @@ from peri_cli.core.events import (
     TurnStarted,
     UsageSpent,
 )
-from peri_cli.core.messages import Message, Usage
-from peri_cli.core.provider import TextDelta, ThinkingDelta, ToolUseStarted
-from peri_cli.core.retry import Retrying
+from peri_cli.base.messages import Message, Usage
+from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
+from peri_cli.base.retry import Retrying
 from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.assistant_message import AssistantMessage as AssistantView
 from peri_cli.tui.widgets.conversation import Conversation

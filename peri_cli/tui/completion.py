@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from peri_cli.core.commands import COMMANDS
-from peri_cli.core.host import ExtraCommand
+from peri_cli.agent.host import ExtraCommand
+from peri_cli.extensions.commands import COMMANDS
 
 SKIP_DIRS = frozenset(
     {

@@ -6,9 +6,9 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
-from peri_cli.core.loop import Agent
-from peri_cli.core.provider import ModelRequest
-from peri_cli.core.tokens import TokenCounter
+from peri_cli.agent.loop import Agent
+from peri_cli.base.provider import ModelRequest
+from peri_cli.context.tokens import TokenCounter
 
 GUIDE_HEADING = "# Project guide"
 SKILLS_HEADING = "# Skills"
@@ -67,7 +67,7 @@ def report(request: ModelRequest, counter: TokenCounter, window: int) -> Context
 
 
 def agent_report(agent: Agent, counter: TokenCounter, window: int) -> ContextReport:
-    from peri_cli.core.pressure import stable_prefix_share
+    from peri_cli.context.pressure import stable_prefix_share
 
     share = stable_prefix_share(agent.session.entries)
     return dataclasses.replace(

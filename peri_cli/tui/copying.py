@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from peri_cli.core.transcript import Entry
+    from peri_cli.session.transcript import Entry
 
 _FENCE = re.compile(r"^([ \t]*)(`{3,}|~{3,})[^\n]*\n(.*?)^\1\2[ \t]*$", re.M | re.S)
 
 
 def last_reply(entries: Sequence[Entry]) -> str | None:
     """The text of the newest assistant message in the view (None when there is none)."""
-    from peri_cli.core.projection import visible_entries
+    from peri_cli.context.projection import visible_entries
 
     for entry in reversed(visible_entries(entries)):
         message = entry.message

@@ -11,10 +11,10 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from peri_cli.core.hooks import HookConfig
-from peri_cli.core.rules import Rule, RuleSet
-from peri_cli.core.skills import SkillEntry
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
+from peri_cli.extensions.hooks import HookConfig
+from peri_cli.extensions.skills import SkillEntry
+from peri_cli.permissions.rules import Rule, RuleSet
 
 MAX_CELL = 200  # characters of a command or description shown in one cell
 BEHAVIOR_ORDER = ("deny", "ask", "allow")  # the order rules are evaluated in

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from textual.content import Content
 
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 
 
 def tokens(n: int | None) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from peri_cli.core.transcript import Entry, MessageEntry
+    from peri_cli.session.transcript import Entry, MessageEntry
 
 
 @dataclass
@@ -77,8 +77,8 @@ SHELL_TITLE = "Your shell command (!) and its output, as the model sees it"
 
 
 def _origin_title(entry: MessageEntry, summaries: set[str]) -> str | None:
-    from peri_cli.core.attachments import ORIGIN_ATTACHMENT, ORIGIN_SHELL
-    from peri_cli.core.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
+    from peri_cli.agent.attachments import ORIGIN_ATTACHMENT, ORIGIN_SHELL
+    from peri_cli.context.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
 
     origin = (entry.model_extra or {}).get("origin")
     if origin == ORIGIN_SUMMARY:
@@ -94,8 +94,8 @@ def _origin_title(entry: MessageEntry, summaries: set[str]) -> str | None:
 
 def display_items(entries: Sequence[Entry]) -> list[Item]:
     # The core is imported here, not at the top: the shell draws before it is loaded.
-    from peri_cli.core.rewind import hidden_ids
-    from peri_cli.core.transcript import (
+    from peri_cli.session.rewind import hidden_ids
+    from peri_cli.session.transcript import (
         ClearMarker,
         CompactBoundary,
         Interruption,
@@ -144,7 +144,7 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
 
 def summary_text(entries: Sequence[Entry]) -> str:
     """The text of the summary the last Full compact recorded ("" if none)."""
-    from peri_cli.core.transcript import CompactBoundary, MessageEntry
+    from peri_cli.session.transcript import CompactBoundary, MessageEntry
 
     boundary = next((e for e in reversed(entries) if isinstance(e, CompactBoundary)), None)
     if boundary is None:
@@ -156,7 +156,7 @@ def summary_text(entries: Sequence[Entry]) -> str:
 
 
 def _message(b: _Builder, entry: MessageEntry, origin_title: str | None) -> None:
-    from peri_cli.core.messages import TextPart, ThinkingPart, ToolResultPart, ToolUsePart
+    from peri_cli.base.messages import TextPart, ThinkingPart, ToolResultPart, ToolUsePart
 
     message = entry.message
     if origin_title is not None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from peri_cli.core.host import SessionHost
-from peri_cli.core.models import cost_usd
-from peri_cli.core.transcript import Entry, MessageEntry
+from peri_cli.agent.host import SessionHost
+from peri_cli.base.models import cost_usd
+from peri_cli.session.transcript import Entry, MessageEntry
 from peri_cli.tui.bridge import add_cost
 from peri_cli.tui.widgets.notice import Level
 

@@ -11,14 +11,14 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
-from peri_cli.core.commands import COMMANDS, Invocation
-from peri_cli.core.hooks import hook_config_from_layers
-from peri_cli.core.meta import BUILTIN_SUBAGENTS, MetaState, Resolution, capability
-from peri_cli.core.meta import resolve as resolve_meta
-from peri_cli.core.models import known_models, model_info
-from peri_cli.core.permissions import MODES
-from peri_cli.core.provider import model_listed
-from peri_cli.core.textsafe import visible
+from peri_cli.base.models import known_models, model_info
+from peri_cli.base.provider import model_listed
+from peri_cli.base.textsafe import visible
+from peri_cli.context.meta import BUILTIN_SUBAGENTS, MetaState, Resolution, capability
+from peri_cli.context.meta import resolve as resolve_meta
+from peri_cli.extensions.commands import COMMANDS, Invocation
+from peri_cli.extensions.hooks import hook_config_from_layers
+from peri_cli.permissions.asking import MODES
 from peri_cli.tui.context import agent_report, estimate_request
 from peri_cli.tui.ext_views import hooks_table, lines_view, permissions_table, skills_table
 from peri_cli.tui.format import tokens
@@ -26,7 +26,7 @@ from peri_cli.tui.screens.context_view import ContextView
 from peri_cli.tui.widgets.separator import Separator
 
 if TYPE_CHECKING:
-    from peri_cli.core.costs import CostReport
+    from peri_cli.session.costs import CostReport
     from peri_cli.tui.app import PeriApp
     from peri_cli.tui.screens.rewind_picker import RewindChoice
 
@@ -387,7 +387,7 @@ class SlashCommands:
 
     async def cmd_rewind(self, _arg: str) -> None:
         """Pick a prompt, then what to restore; Enter applies at once."""
-        from peri_cli.core.rewind import changed_counts, prompts, record
+        from peri_cli.session.rewind import changed_counts, prompts, record
         from peri_cli.tui.screens.rewind_picker import RewindPicker
 
         app = self.app
@@ -427,7 +427,7 @@ class SlashCommands:
     async def _rewind(self, choice: RewindChoice) -> None:
         app = self.app
         if choice.kind in ("both", "conversation"):
-            from peri_cli.core.rewind import rewind_conversation
+            from peri_cli.session.rewind import rewind_conversation
 
             rewind_conversation(app.agent.session, choice.prompt.id)
             app.status.set(context_tokens=None, cache_share=None)
@@ -449,8 +449,8 @@ class SlashCommands:
     async def _rewind_code(self, prompt_id: str, *, overwrite: bool = False) -> list[str]:
         """Restore the files changed since the prompt; offers to overwrite the ones changed
         outside Peri since. Returns the paths restored."""
-        from peri_cli.core.checkpoints import Checkpointer
-        from peri_cli.core.rewind import apply_code, plan_code, record
+        from peri_cli.session.checkpoints import Checkpointer
+        from peri_cli.session.rewind import apply_code, plan_code, record
 
         app = self.app
         session = app.agent.session
@@ -512,7 +512,7 @@ class SlashCommands:
             return visible(str(path))
 
     async def cmd_init(self, _arg: str) -> None:
-        from peri_cli.core.initguide import guide_target, init_prompt
+        from peri_cli.context.initguide import guide_target, init_prompt
         from peri_cli.tui.notices import no_key_problem
         from peri_cli.tui.widgets.user_message import UserMessage
 
@@ -529,8 +529,8 @@ class SlashCommands:
         await app.run_events(app.agent.run(prompt), prompt_turn=True)
 
     async def cmd_cost(self, _arg: str) -> None:
-        from peri_cli.core.costs import session_costs
-        from peri_cli.core.rewind import record
+        from peri_cli.session.costs import session_costs
+        from peri_cli.session.rewind import record
 
         app = self.app
         session = app.agent.session

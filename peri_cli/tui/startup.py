@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from peri_cli.core.host import SessionHost
+    from peri_cli.agent.host import SessionHost
 
 
 class RuntimeSlot:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from peri_cli.core.messages import (
+from peri_cli.base.messages import (
     Message,
     TextPart,
     ToolUsePart,
@@ -19,10 +19,11 @@ from peri_cli.core.messages import (
     tool_result,
     user_text,
 )
-from peri_cli.core.micro import COMPACTION_ORIGINS, origin_of
-from peri_cli.core.projection import project
-from peri_cli.core.transcript import Entry, MessageEntry, dump_entry, load
+from peri_cli.context.micro import COMPACTION_ORIGINS
+from peri_cli.context.projection import project
 from peri_cli.providers.anthropic import convert_messages
+from peri_cli.session.transcript import Entry, MessageEntry, dump_entry, load
+from peri_cli.session.turns import origin_of
 from tests.e2e.conftest import Peri
 from tests.fakeserver import PromptCache
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.transcript import Interruption, MessageEntry, TornLineRepair, load
+from peri_cli.session.transcript import Interruption, MessageEntry, TornLineRepair, load
 from tests.e2e.conftest import Peri, texts
 
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from peri_cli.core.transcript import MessageEntry, load
+from peri_cli.session.transcript import MessageEntry, load
 from tests.e2e.conftest import Peri, texts
 
 

@@ -6,8 +6,8 @@ import json
 import signal
 import time
 
-from peri_cli.core.session import list_children
-from peri_cli.core.transcript import AgentStatus, MessageEntry, load
+from peri_cli.session.store import list_children
+from peri_cli.session.transcript import AgentStatus, MessageEntry, load
 from tests.e2e.conftest import Peri, system_text, texts
 
 

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from peri_cli.core.transcript import load
-from peri_cli.core.trust import TRUST_FILE, TrustRecord, TrustStore
+from peri_cli.permissions.trust import TRUST_FILE, TrustRecord, TrustStore
+from peri_cli.session.transcript import load
 from tests.e2e.conftest import Peri, system_text
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.safe_read import MAX_CONFIG_BYTES
-from peri_cli.core.settings import load_settings
+from peri_cli.base.safe_read import MAX_CONFIG_BYTES
+from peri_cli.base.settings import load_settings
 from peri_cli.mcp.config import ServerConfigs, gather_configs, load_mcp_json, parse_servers
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from peri_cli.core.messages import TextPart
-from peri_cli.core.tools import ANYTHING, ToolContext, ToolError, ToolRegistry
+from peri_cli.base.messages import TextPart
+from peri_cli.base.tool import ANYTHING, ToolContext, ToolError, ToolRegistry
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.manager import McpManager
 from peri_cli.mcp.plan import Skipped

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import mcp_types as t
 
-from peri_cli.core.messages import ImagePart, TextPart
-from peri_cli.core.tokens import default_counter
+from peri_cli.base.messages import ImagePart, TextPart
+from peri_cli.context.tokens import default_counter
 from peri_cli.mcp.results import MAX_RESULT_TOKENS, to_output
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 32).decode()

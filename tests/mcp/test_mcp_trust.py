@@ -8,8 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from peri_cli.core.tools import ToolContext, ToolRegistry
-from peri_cli.core.workspace import load_workspace
+from peri_cli.agent.workspace import load_workspace
+from peri_cli.base.tool import ToolContext, ToolRegistry
 from peri_cli.mcp.boot import plan_run, start_servers, trust_granted
 from tests.mcp.helpers import SERVERS, TIME_SERVER
 

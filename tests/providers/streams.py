@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from peri_cli.core.provider import MessageCompleted, ModelRequest, Provider, StreamEvent
+from peri_cli.base.provider import MessageCompleted, ModelRequest, Provider, StreamEvent
 
 
 async def collect(

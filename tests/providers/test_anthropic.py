@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.messages import (
+from peri_cli.base.messages import (
     ImagePart,
     Message,
     TextPart,
@@ -16,7 +16,7 @@ from peri_cli.core.messages import (
     tool_result,
     user_text,
 )
-from peri_cli.core.provider import (
+from peri_cli.base.provider import (
     MessageCompleted,
     ModelRequest,
     ProviderError,
@@ -27,7 +27,7 @@ from peri_cli.core.provider import (
     ToolSpec,
     ToolUseStarted,
 )
-from peri_cli.core.retry import Retrying, stream_with_retries
+from peri_cli.base.retry import Retrying, stream_with_retries
 from peri_cli.providers import RAW_INPUT_KEY, make_provider
 from peri_cli.providers.anthropic import AnthropicProvider, build_params, count_breakpoints
 from tests.fakeserver import FakeServer

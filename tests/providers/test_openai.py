@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from peri_cli.core.messages import (
+from peri_cli.base.messages import (
     ImagePart,
     Message,
     TextPart,
@@ -14,7 +14,7 @@ from peri_cli.core.messages import (
     tool_result,
     user_text,
 )
-from peri_cli.core.provider import (
+from peri_cli.base.provider import (
     MessageCompleted,
     ModelRequest,
     ProviderError,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from peri_cli.core.messages import Message, tool_result, user_text
-from peri_cli.core.provider import (
+from peri_cli.base.messages import Message, tool_result, user_text
+from peri_cli.base.provider import (
     MessageCompleted,
     ModelRequest,
     ProviderError,
@@ -16,7 +16,7 @@ from peri_cli.core.provider import (
     ToolSpec,
     ToolUseStarted,
 )
-from peri_cli.core.retry import Retrying, stream_with_retries
+from peri_cli.base.retry import Retrying, stream_with_retries
 from peri_cli.providers.openai import OpenAIProvider
 from tests.fakeserver import DEFAULT_MODELS, FakeServer
 from tests.providers.streams import collect

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from peri_cli.core.messages import TextPart, ThinkingPart, ToolUsePart, Usage, user_text
-from peri_cli.core.provider import (
+from peri_cli.base.messages import TextPart, ThinkingPart, ToolUsePart, Usage, user_text
+from peri_cli.base.provider import (
     MessageCompleted,
     ModelRequest,
     ProviderError,

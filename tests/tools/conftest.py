@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.tools import ToolContext
+from peri_cli.base.tool import ToolContext
 
 
 @pytest.fixture

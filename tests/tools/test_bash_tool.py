@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from peri_cli.core.tools import ToolContext, ToolOutput
+from peri_cli.base.tool import ToolContext, ToolOutput
 from peri_cli.tools.bash import TAIL_CHARS, BashParams, BashTool
 
 
@@ -212,7 +212,7 @@ def test_item19_background_commands_end_when_the_process_exits(ctx: ToolContext)
     script = f"""
 import asyncio
 from pathlib import Path
-from peri_cli.core.tools import ToolContext
+from peri_cli.base.tool import ToolContext
 from peri_cli.tools.bash import BashParams, BashTool
 
 async def main() -> None:

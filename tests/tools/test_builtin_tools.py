@@ -1,7 +1,7 @@
 from pathlib import Path
 
 import peri_cli.tools
-from peri_cli.core.tools import ToolContext, ToolRegistry
+from peri_cli.base.tool import ToolContext, ToolRegistry
 from peri_cli.tools import builtin_tools
 
 CONTRACT_INPUTS = {

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.tools import ToolContext, ToolOutput
+from peri_cli.base.tool import ToolContext, ToolOutput
 from peri_cli.tools.glob import MAX_RESULTS, GlobParams, GlobTool, glob_to_regex
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.tools import ToolContext, ToolError, ToolOutput
+from peri_cli.base.tool import ToolContext, ToolError, ToolOutput
 from peri_cli.tools.grep import MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_LINES, GrepParams, GrepTool
 
 BACKENDS = [

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.tools import ToolContext, ToolOutput
+from peri_cli.base.tool import ToolContext, ToolOutput
 from peri_cli.tools.glob import GlobParams, GlobTool
 from peri_cli.tools.grep import GrepParams, GrepTool
 

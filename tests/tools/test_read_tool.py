@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-from peri_cli.core.messages import ImagePart, TextPart
-from peri_cli.core.tools import ToolContext, ToolError, ToolOutput
+from peri_cli.base.messages import ImagePart, TextPart
+from peri_cli.base.tool import ToolContext, ToolError, ToolOutput
 from peri_cli.tools.read import MAX_LINE_CHARS, ReadParams, ReadTool
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0\0\0\rIHDR" + b"\0" * 40

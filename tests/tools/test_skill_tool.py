@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.contributions import ContributionChain
-from peri_cli.core.events import ToolFinished
-from peri_cli.core.loop import Agent
-from peri_cli.core.messages import TextPart
-from peri_cli.core.policy import PermissionPolicy
-from peri_cli.core.session import SessionStore
-from peri_cli.core.skills import SkillCatalog, SkillRoot, discover_skills
-from peri_cli.core.tools import ToolContext, ToolError, ToolOutput, ToolRegistry
-from peri_cli.core.transcript import Snapshot
+from peri_cli.agent.loop import Agent
+from peri_cli.base.events import ToolFinished
+from peri_cli.base.messages import TextPart
+from peri_cli.base.tool import ToolContext, ToolError, ToolOutput, ToolRegistry
+from peri_cli.context.contributions import ContributionChain
+from peri_cli.extensions.skills import SkillCatalog, SkillRoot, discover_skills
+from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
+from peri_cli.session.store import SessionStore
+from peri_cli.session.transcript import Snapshot
 from peri_cli.tools import builtin_tools
 from peri_cli.tools.skill import SkillTool
 
@@ -149,14 +149,14 @@ async def test_model_loads_a_skill_then_reads_a_file_beside_it(root: Path, tmp_p
 async def test_allowed_tools_are_pre_approved_while_the_skill_runs(tmp_path: Path) -> None:
     """A personal skill's allowed-tools run without asking during the turn that loaded it; a
     project skill's only in a trusted workspace; the grant ends with the turn."""
-    from peri_cli.core.events import PermissionRequested, ToolFinished
-    from peri_cli.core.factory import AgentConfig, AgentFactory
-    from peri_cli.core.policy import PermissionPolicy
-    from peri_cli.core.session import SessionStore
-    from peri_cli.core.skills import load_skills
-    from peri_cli.core.tools import ToolRegistry
-    from peri_cli.core.transcript import Snapshot
+    from peri_cli.agent.factory import AgentConfig, AgentFactory
+    from peri_cli.base.events import PermissionRequested, ToolFinished
+    from peri_cli.base.tool import ToolRegistry
+    from peri_cli.extensions.skills import load_skills
+    from peri_cli.permissions.policy import PermissionPolicy
     from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
+    from peri_cli.session.store import SessionStore
+    from peri_cli.session.transcript import Snapshot
     from peri_cli.tools import builtin_tools
 
     ws = tmp_path / "ws"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.policy import PermissionPolicy
-from peri_cli.core.rules import RuleError, RuleSource, parse_rule
-from peri_cli.core.tools import ToolContext, ToolError
+from peri_cli.base.tool import ToolContext, ToolError
+from peri_cli.permissions.policy import PermissionPolicy
+from peri_cli.permissions.rules import RuleError, RuleSource, parse_rule
 from peri_cli.tools import webfetch
 from peri_cli.tools.webfetch import WebFetchTool
 

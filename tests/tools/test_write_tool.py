@@ -2,7 +2,7 @@ import os
 import stat
 from pathlib import Path
 
-from peri_cli.core.tools import ToolContext, ToolOutput
+from peri_cli.base.tool import ToolContext, ToolOutput
 from peri_cli.tools.write import WriteParams, WriteTool
 
 

@@ -9,13 +9,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from peri_cli.core.messages import Message, TextPart, ToolResultPart, ToolUsePart, Usage
-from peri_cli.core.permissions import Mode
-from peri_cli.core.session import SessionStore
-from peri_cli.core.settings import Settings
-from peri_cli.core.transcript import Entry, Header, MessageEntry, Snapshot, TranscriptWriter
+from peri_cli.base.messages import Message, TextPart, ToolResultPart, ToolUsePart, Usage
+from peri_cli.base.settings import Settings
+from peri_cli.permissions.asking import Mode
 from peri_cli.providers.scripted import ReplySource, ScriptedProvider
-from peri_cli.runtime import Runtime
+from peri_cli.sdk.runtime import Runtime
+from peri_cli.session.store import SessionStore
+from peri_cli.session.transcript import Entry, Header, MessageEntry, Snapshot, TranscriptWriter
 from peri_cli.tui.app import PeriApp
 
 FIXED_NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
@@ -77,7 +77,7 @@ def write_session(
     usage: Usage | None = None,
 ) -> str:
     """A session file with fixed ids and times (no sidecar: the store rebuilds it from the file)."""
-    from peri_cli.core.transcript import ParentRef
+    from peri_cli.session.transcript import ParentRef
 
     store.root.mkdir(parents=True, exist_ok=True)
     header = Header(

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from peri_cli.core.messages import ToolUsePart, Usage
-from peri_cli.core.tokens import TokenCounter
+from peri_cli.base.messages import ToolUsePart, Usage
+from peri_cli.context.tokens import TokenCounter
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
-from peri_cli.runtime import Runtime
+from peri_cli.sdk.runtime import Runtime
 from peri_cli.tui.app import PeriApp
 
 from .harness import FIXED_NOW, assistant, make_runtime, results, user, write_session

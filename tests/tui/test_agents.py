@@ -9,12 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from peri_cli.core.messages import ToolResultPart, Usage
-from peri_cli.core.provider import ModelRequest
-from peri_cli.core.session import list_children
-from peri_cli.core.tokens import TokenCounter
-from peri_cli.core.transcript import MessageEntry
+from peri_cli.base.messages import ToolResultPart, Usage
+from peri_cli.base.provider import ModelRequest
+from peri_cli.context.tokens import TokenCounter
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
+from peri_cli.session.store import list_children
+from peri_cli.session.transcript import MessageEntry
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.agent_pane import AgentPane
 from peri_cli.tui.widgets.agent_card import AgentCard
@@ -567,7 +567,7 @@ async def test_the_status_keeps_the_subagents_cost_after_a_rewind(tmp_path: Path
 
 
 async def test_no_rewind_while_a_subagent_may_be_writing(tmp_path: Path) -> None:
-    from peri_cli.core.transcript import RewindMarker
+    from peri_cli.session.transcript import RewindMarker
 
     router = Router(
         {

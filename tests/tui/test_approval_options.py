@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from peri_cli.core.messages import ToolResultPart
+from peri_cli.base.messages import ToolResultPart
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.widgets.permission_prompt import ApprovalRecord, PermissionPrompt

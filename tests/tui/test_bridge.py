@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from peri_cli.core.events import (
+from peri_cli.base.events import (
     Compacted,
     CompactFailed,
     CompactWarning,
@@ -17,10 +17,10 @@ from peri_cli.core.events import (
     TurnEnded,
     TurnStarted,
 )
-from peri_cli.core.provider import TextDelta, ThinkingDelta, ToolUseStarted
-from peri_cli.core.retry import Retrying
-from peri_cli.core.transcript import MessageEntry
+from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
+from peri_cli.base.retry import Retrying
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
+from peri_cli.session.transcript import MessageEntry
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
 from peri_cli.tui.widgets.folded_text import FoldedText

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from peri_cli.core.transcript import ClearMarker, CompactBoundary
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
+from peri_cli.session.transcript import ClearMarker, CompactBoundary
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.screens.context_view import ContextView

@@ -11,11 +11,11 @@ from typing import Any
 
 from textual import events
 
-from peri_cli.core.messages import ImagePart, TextPart, ToolResultPart
-from peri_cli.core.provider import ModelRequest
-from peri_cli.core.rules import RuleSource, parse_rule
-from peri_cli.core.transcript import MessageEntry, RewindMarker
+from peri_cli.base.messages import ImagePart, TextPart, ToolResultPart
+from peri_cli.base.provider import ModelRequest
+from peri_cli.permissions.rules import RuleSource, parse_rule
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
+from peri_cli.session.transcript import MessageEntry, RewindMarker
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.screens.history_search import HistorySearch

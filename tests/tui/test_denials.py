@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.messages import ToolResultPart
-from peri_cli.core.modes import MODES, Mode
+from peri_cli.base.messages import ToolResultPart
+from peri_cli.base.modes import MODES, Mode
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.widgets.assistant_message import AssistantMessage

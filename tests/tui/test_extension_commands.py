@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from peri_cli.base.messages import TextPart
 from peri_cli.cli import build_parser
-from peri_cli.core.messages import TextPart
-from peri_cli.core.transcript import Interruption, MessageEntry
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
-from peri_cli.runtime import Runtime, build_runtime
+from peri_cli.sdk.runtime import Runtime, build_runtime
+from peri_cli.session.transcript import Interruption, MessageEntry
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.trust_dialog import TrustDialog
 from peri_cli.tui.widgets.notice import NoticeLine
@@ -383,7 +383,7 @@ async def test_a_stopped_turn_shows_its_note_when_resumed(ws: Path, tmp_path: Pa
     first = builder(tmp_path)()
     assert first.session is not None
     session_id = first.session.id
-    from peri_cli.core.messages import user_text
+    from peri_cli.base.messages import user_text
 
     first.session.append(MessageEntry(message=user_text("run the long job")))
     note = "[The previous turn was interrupted by the user: Bash sleep 30 was stopped.]"

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.table import Table
 from textual.widgets import Static
 
-from peri_cli.core.settings import load_settings
+from peri_cli.base.settings import load_settings
 from peri_cli.tui.app import PeriApp
 
 from .harness import FIXED_NOW, make_runtime, send, until

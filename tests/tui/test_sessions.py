@@ -5,9 +5,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from peri_cli.core.messages import ToolUsePart
-from peri_cli.core.session import SessionInfo
+from peri_cli.base.messages import ToolUsePart
 from peri_cli.providers.scripted import ScriptedReply
+from peri_cli.session.store import SessionInfo
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.session_picker import SessionPicker
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
@@ -137,7 +137,7 @@ async def test_long_session_mounts_recent_items_and_loads_more(tmp_path: Path) -
 
 
 async def test_resumed_tools_guide_and_cost(tmp_path: Path) -> None:
-    from peri_cli.core.messages import Usage
+    from peri_cli.base.messages import Usage
 
     runtime = make_runtime(tmp_path, new_session=False)
     use = ToolUsePart(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from peri_cli.providers.scripted import ScriptedReply
-from peri_cli.runtime import Runtime, StartupError
+from peri_cli.sdk.runtime import Runtime, StartupError
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.startup import RuntimeSlot
 from peri_cli.tui.widgets.assistant_message import AssistantMessage

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.core.messages import ToolResultPart
-from peri_cli.core.transcript import MessageEntry
+from peri_cli.base.messages import ToolResultPart
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
+from peri_cli.session.transcript import MessageEntry
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
 from peri_cli.tui.widgets.notice import NoticeLine
@@ -161,7 +161,7 @@ async def test_typing_while_busy_queues_the_message(tmp_path: Path) -> None:
 
 
 async def test_provider_error_is_visible(tmp_path: Path) -> None:
-    from peri_cli.core.provider import ProviderError
+    from peri_cli.base.provider import ProviderError
 
     runtime = make_runtime(tmp_path, [ScriptedReply(error=ProviderError("bad request: nope"))])
     app = PeriApp(runtime, clock=lambda: FIXED_NOW)

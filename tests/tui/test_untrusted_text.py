@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from peri_cli.core.messages import ToolUsePart
-from peri_cli.core.provider import ProviderError
+from peri_cli.base.messages import ToolUsePart
+from peri_cli.base.provider import ProviderError
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.session_picker import SessionPicker

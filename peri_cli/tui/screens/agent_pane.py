@@ -23,9 +23,9 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from peri_cli.core.provider import TextDelta, ThinkingDelta
-from peri_cli.core.subagents import ChildEvent, ChildStateChanged
-from peri_cli.core.textsafe import visible
+from peri_cli.agent.subagents import ChildEvent, ChildStateChanged
+from peri_cli.base.provider import TextDelta, ThinkingDelta
+from peri_cli.base.textsafe import visible
 from peri_cli.tui.bridge import Bridge, CostOf
 from peri_cli.tui.format import plain
 from peri_cli.tui.widgets.agent_card import child_summary
@@ -158,7 +158,7 @@ class AgentPane(ModalScreen[None]):
 
     async def _show_transcript(self, path: Path) -> None:
         """A child of a resumed session: its record, as a resumed conversation shows one."""
-        from peri_cli.core.transcript import TranscriptError, load
+        from peri_cli.session.transcript import TranscriptError, load
         from peri_cli.tui.items import display_items
 
         try:

@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from peri_cli.tui.format import one_line, plain
 
 if TYPE_CHECKING:
-    from peri_cli.core.rewind import PromptRef, RewindKind
+    from peri_cli.session.rewind import PromptRef, RewindKind
 
 # In this order: both first, so Enter Enter undoes the last prompt entirely.
 KINDS: list[tuple[RewindKind, str]] = [

@@ -12,8 +12,8 @@ from typing import Any
 from rich.text import Text
 from textual.app import App
 
-from peri_cli.core.host import ServerQuestion, SessionHost
-from peri_cli.core.textsafe import visible
+from peri_cli.agent.host import ServerQuestion, SessionHost
+from peri_cli.base.textsafe import visible
 from peri_cli.tui.screens.yes_no import YesNoScreen
 
 CHOICES: list[tuple[bool, str, str]] = [

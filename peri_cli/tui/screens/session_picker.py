@@ -17,7 +17,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label
 
-from peri_cli.core.session import SessionInfo
+from peri_cli.session.store import SessionInfo
 from peri_cli.tui.format import age, epoch, one_line
 
 

@@ -15,8 +15,8 @@ from rich.text import Text
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-from peri_cli.core.textsafe import visible
-from peri_cli.core.trust import Loosening, TrustState
+from peri_cli.base.textsafe import visible
+from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.tui.screens.yes_no import YesNoScreen
 
 CHOICES: list[tuple[bool, str, str]] = [

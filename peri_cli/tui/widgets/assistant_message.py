@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.timer import Timer
 from textual.widget import Widget
 
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 from peri_cli.tui.markdown_lines import Block, line_offsets, parse
 from peri_cli.tui.widgets.markdown_chunk import MarkdownChunk
 

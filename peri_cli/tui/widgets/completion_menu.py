@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 
 if TYPE_CHECKING:
     from peri_cli.tui.completion import Candidate

@@ -10,7 +10,7 @@ from typing import Any
 from textual.content import Content
 from textual.widgets import Static
 
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 
 
 def diff_lines(old: str, new: str) -> list[str]:

@@ -22,7 +22,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input, Static
 
-from peri_cli.core.events import PermissionAnswer
+from peri_cli.base.events import PermissionAnswer
 from peri_cli.tui.approval import (
     Choice,
     approval_body,
@@ -33,7 +33,7 @@ from peri_cli.tui.approval import (
 from peri_cli.tui.format import plain
 
 if TYPE_CHECKING:
-    from peri_cli.core.events import PermissionRequested
+    from peri_cli.base.events import PermissionRequested
 
 LETTERS = frozenset("yapn")
 NOTE_PLACEHOLDER = "Tell the model why, or what to do instead (Enter denies, Esc without a note)"

@@ -12,14 +12,14 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 from peri_cli.tui.format import one_line, plain
 from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.widgets.completion_menu import CompletionMenu
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER, PromptInput
 
 if TYPE_CHECKING:  # the completion modules load on the first keystroke, not at start-up
-    from peri_cli.core.messages import ImagePart
+    from peri_cli.base.messages import ImagePart
     from peri_cli.tui.completion import Candidate, WorkspaceFiles
 
 
@@ -123,7 +123,7 @@ class PromptArea(Vertical):
         pasted as it is."""
         if not self.workspace:
             return None
-        from peri_cli.core.attachments import pasted_image
+        from peri_cli.agent.attachments import pasted_image
 
         image = pasted_image(text, Path(self.workspace))
         if image is None:
@@ -180,7 +180,7 @@ class PromptArea(Vertical):
         if candidate is None:
             self.close_menu()
             return
-        from peri_cli.core.commands import COMMANDS
+        from peri_cli.extensions.commands import COMMANDS
 
         typed = self.input.text.strip()
         self._apply(candidate)

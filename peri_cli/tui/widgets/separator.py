@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Static
 
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 from peri_cli.tui.format import tokens
 from peri_cli.tui.widgets.folded_text import FoldedText
 

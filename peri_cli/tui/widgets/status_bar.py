@@ -11,7 +11,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Static
 
-from peri_cli.core.textsafe import visible
+from peri_cli.base.textsafe import visible
 from peri_cli.tui.format import cost, elapsed, plain, tokens
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"

@@ -1,0 +1,127 @@
+"""What a user interface may ask of a run (the session host): its workspace, its session and
+agent, and starting, switching or forking a session. The TUI depends on this protocol only;
+the composition root (`runtime.py`) implements it, so no UI reaches providers or tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from peri_cli.agent.loop import Agent
+    from peri_cli.agent.subagents import SubagentManager
+    from peri_cli.base.modes import Mode
+    from peri_cli.base.settings import LoadedSettings, Settings
+    from peri_cli.context.meta import MetaState
+    from peri_cli.extensions.hooks import SessionStartSource
+    from peri_cli.extensions.skills import SkillCatalog
+    from peri_cli.permissions.trust import TrustState
+    from peri_cli.session.store import Session, SessionStore
+
+
+class StartupError(Exception):
+    """Peri cannot start as asked; one line for stderr and an exit status."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class CommandError(Exception):
+    """A slash command from an extension (an MCP prompt) that cannot run; one line to show."""
+
+
+@dataclass(frozen=True)
+class ExtraCommand:
+    """A slash command that is not built in: a skill's `/<name>` or an MCP server's prompt
+    `/mcp__<server>__<prompt>`. `usage` and `description` come from files or servers: show them
+    through `textsafe.visible`."""
+
+    name: str  # without the leading `/`
+    usage: str
+    description: str
+    kind: Literal["skill", "mcp"]
+
+
+@dataclass(frozen=True)
+class ServerQuestion:
+    """A project MCP server added after the workspace was trusted: asked about once before it
+    starts. `what` ((label, text) pairs: command and args, cwd, env, url, headers, as written) and
+    `source` come from the repository's files."""
+
+    name: str
+    what: tuple[tuple[str, str], ...]
+    source: str
+
+
+class SessionHost(Protocol):
+    workspace: Path
+    peri_home: Path
+    store: SessionStore
+    provider_name: str
+    model: str
+    mode: Mode
+    warnings: list[str]
+    session: Session | None
+    agent: Agent | None
+    subagents: SubagentManager | None
+    skills: SkillCatalog
+    trust: TrustState | None
+    settings: Settings
+    loaded: LoadedSettings | None  # the settings files as read, with where each value came from
+    meta: MetaState  # the attached session's frozen Meta Harness state
+    session_source: SessionStartSource  # how the attached session began (SessionStart hooks)
+
+    @property
+    def context_window(self) -> int: ...
+
+    @property
+    def credentials_problem(self) -> str | None:
+        """Why no model can be reached (no key, no server), in words a user can act on."""
+        ...
+
+    @property
+    def trust_pending(self) -> bool:
+        """The workspace's trust must be asked about before the session starts."""
+        ...
+
+    def answer_trust(self, answer: bool | None) -> None: ...
+
+    def start_new(self) -> Session: ...
+
+    def start_existing(self, id_or_prefix: str, *, fork: bool) -> Session:
+        """Resume or fork a session; StartupError when it cannot be opened."""
+        ...
+
+    def close(self) -> None: ...
+
+    # MCP servers (the UI does not reach peri_cli.mcp itself)
+
+    def mcp_statuses(self) -> list[str]:
+        """One line per configured server (state, tools, why it failed), safe to show."""
+        ...
+
+    def mcp_reconnect(self, name: str) -> str:
+        """Start a new connection attempt for `name`; one line saying what happened."""
+        ...
+
+    def mcp_prompt_commands(self) -> list[ExtraCommand]:
+        """The prompts of the connected servers, as slash commands."""
+        ...
+
+    async def expand_mcp_prompt(self, text: str) -> str | None:
+        """The message for `/mcp__<server>__<prompt> [args]`, waiting for a server that is still
+        connecting; None when `text` names no configured server. CommandError when the prompt
+        cannot be had (unknown prompt, bad arguments, the server failed)."""
+        ...
+
+    def server_questions(self) -> list[ServerQuestion]:
+        """Project servers waiting for the user's word before they start (asked once)."""
+        ...
+
+    def answer_server(self, name: str, start: bool | None) -> str | None:
+        """Start the server (True) or leave it off (False), remembered for this workspace;
+        None: no answer, asked again next time. A warning line, if any."""
+        ...

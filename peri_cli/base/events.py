@@ -1,0 +1,136 @@
+"""Typed events the loop yields; the TUI routes them in one `match`, headless prints them."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from peri_cli.base.messages import Message, Usage
+from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
+from peri_cli.base.retry import Retrying
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    turn: int  # model calls so far in this run, 1-based
+
+
+@dataclass(frozen=True)
+class AssistantMessage:
+    """A complete reply. Its tool calls run next; it is committed with their results."""
+
+    message: Message
+    usage: Usage
+    stop_reason: str
+    estimated: bool = False  # the provider reported no usage; `usage` is Peri's count
+
+
+USER_SHELL_ID = "user_shell_"  # how the call ids of the user's `!` commands begin (shown open)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolProgress:
+    """A running call's output so far (its latest tail; each one replaces the one before)."""
+
+    id: str
+    name: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolFinished:
+    id: str
+    name: str
+    output: str
+    is_error: bool
+
+
+# allow once; allow what `suggestions` cover for the session, or always in this project; deny
+PermissionAnswer = Literal["allow", "allow_session", "allow_project", "deny"]
+
+
+@dataclass
+class PermissionRequested:
+    """Asking the user; whoever handles the event sets the future's result."""
+
+    tool: str
+    input: dict[str, Any]
+    reason: str
+    future: asyncio.Future[PermissionAnswer] = field(repr=False)
+    agent: str | None = None  # the SubAgent asking (its label), None for the main agent
+    suggestions: list[str] = field(default_factory=list)  # rules "allow for the session" adds
+    deny_note: str = ""  # set before answering "deny": what the model is told instead
+
+
+@dataclass(frozen=True)
+class Compacted:
+    strategy: Literal["micro", "full", "clear"]
+    tokens_before: int | None
+    tokens_after: int | None
+    affected: int
+    detail: str = ""
+    # Tokens of the next request from the first changed message on: what the provider's prompt
+    # cache must write again (None: not measured).
+    prefix_changed: int | None = None
+
+
+@dataclass(frozen=True)
+class UsageSpent:
+    """Tokens a request outside the turn's own reply cost (a compaction's summary); whoever runs
+    the agent adds them to its totals."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class CompactFailed:
+    reason: str
+
+
+@dataclass(frozen=True)
+class CompactWarning:
+    pressure: float
+    threshold: float
+
+
+@dataclass(frozen=True)
+class Notice:
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+TurnEndReason = Literal["done", "max_turns", "cancelled", "error", "compact_stalled", "blocked"]
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    reason: TurnEndReason
+    error: str | None = None
+
+
+Event = (
+    TurnStarted
+    | TextDelta
+    | ThinkingDelta
+    | ToolUseStarted
+    | Retrying
+    | AssistantMessage
+    | ToolCall
+    | ToolProgress
+    | ToolFinished
+    | PermissionRequested
+    | Compacted
+    | UsageSpent
+    | CompactFailed
+    | CompactWarning
+    | Notice
+    | TurnEnded
+)

@@ -1,0 +1,501 @@
+"""Settings: `$PERI_HOME/settings.json` (user), `.peri/settings.json` (project),
+`.peri/settings.local.json` (project, personal) and the environment.
+
+Precedence, lowest first: built-in defaults, the user file, the project file, the local file (key
+by key, nested objects too), then the environment. Command-line flags beat all of these; the CLI
+applies them. Every value keeps the file it came from (`LoadedSettings.sources`). The two project
+files are repository files: what they would loosen is withheld until the workspace is trusted
+(`core/trust.py` decides which keys; `withhold` names them). Unknown keys warn; a wrong type is a
+SettingsError naming the file and the dotted key.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from peri_cli.base.safe_read import SafeReadError, read_text
+from peri_cli.base.textsafe import visible
+
+SETTINGS_FILE = "settings.json"
+LOCAL_SETTINGS_FILE = "settings.local.json"
+PROJECT_DIR = ".peri"
+MAX_SETTINGS_BYTES = 1 << 20
+MAX_NESTING = 64  # far deeper than any real settings file; deeper is an attack or a bug
+
+Provider = Literal["anthropic", "openai"]
+PermissionMode = Literal["default", "accept-edits", "plan", "bypass"]
+Scope = Literal["user", "project", "local"]
+WORKSPACE_SCOPES: tuple[Scope, ...] = ("project", "local")
+
+# A settings value in one file: (the file, the dotted key, e.g. "permission_mode" or
+# "mcpServers.db"). Trust names the ones to withhold this way.
+SettingKey = tuple[Path, str]
+
+
+class SettingsError(Exception):
+    """A settings file or variable that cannot be used; the message is one line for the user."""
+
+
+class _Section(BaseModel):
+    # Strict: JSON has real types, so "3" is not an integer and "yes" is not a boolean.
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, defer_build=True)
+
+
+class CompactSettings(_Section):
+    """Compaction (PRODUCT §4). Shares are of the model's context window."""
+
+    micro_compact_threshold: float = Field(default=0.75, ge=0.0, le=1.0)
+    auto_compact_threshold: float = Field(default=0.95, ge=0.0, le=1.0)
+    # Micro frees down to this share (hysteresis), so it fires rarely and in large steps.
+    micro_low_water: float = Field(default=0.2, ge=0.0, le=1.0)
+    protected_turns: int = Field(default=3, ge=0)
+    # The last `protected_turns` turns are protected only up to this share, newest parts first.
+    protected_turns_budget: float = Field(default=0.25, ge=0.0, le=1.0)
+    # The newest tool results that are always whole.
+    keep_tool_results: int = Field(default=3, ge=0)
+    tool_result_keep_chars: int = Field(default=200, ge=0)
+    # Full keeps what the user typed, verbatim, up to this share (and at most the tokens below).
+    user_text_budget: float = Field(default=0.10, ge=0.0, le=1.0)
+    user_text_max_tokens: int = Field(default=20_000, ge=0)
+
+
+class GuideSettings(_Section):
+    extra_paths: list[str] = Field(default_factory=list)
+    budget_bytes: int = Field(default=40_000, gt=0)
+
+
+class Settings(_Section):
+    """The resolved settings a session is built from."""
+
+    model: str | None = None
+    provider: Provider | None = None
+    permission_mode: PermissionMode = "default"
+    compact: CompactSettings = Field(default_factory=CompactSettings)
+    # Legacy switch from before Micro compaction existed; accepted, and Micro is what it means now.
+    smart_compact_enabled: bool | None = None
+    guides: GuideSettings = Field(default_factory=GuideSettings)
+    meta_harness: dict[str, bool] = Field(default_factory=dict)
+    # The user's servers only; a project file's are kept apart (LoadedSettings.mcp_servers).
+    mcpServers: dict[str, Any] = Field(default_factory=dict)  # the key as written in the file
+    context_window: int | None = Field(default=None, gt=0)
+    disable_compact: bool = False
+    disable_auto_compact: bool = False
+    # Extra environment variables removed from every child process (on top of provider keys).
+    # Every file's list counts: a later file can add names, never take one back.
+    scrub_env: list[str] = Field(default_factory=list)
+    # Claude Code's `permissions` ({allow, ask, deny}) and `hooks`; read per file (core/rules.py,
+    # core/hooks.py), because a later file adds to an earlier one's rules instead of replacing.
+    permissions: dict[str, Any] = Field(default_factory=dict)
+    hooks: dict[str, Any] = Field(default_factory=dict)
+    # The longest wait Peri accepts from a server's retry-after before failing with a message.
+    retry_max_wait_seconds: float = Field(default=60.0, ge=0.0)
+    # The TUI rings the bell / sends an OSC 9 notification when a long turn ends or an approval
+    # waits while the terminal is unfocused; false turns that off.
+    notifications: bool = True
+
+
+# Lists that add up across files instead of the later file replacing the earlier one: each only
+# makes Peri stricter, so no file may shorten another's.
+_UNION_KEYS = frozenset({"scrub_env"})
+
+
+@dataclass(frozen=True)
+class SettingsLayer:
+    """One settings file as read: its known keys, already checked against the types."""
+
+    scope: Scope
+    path: Path
+    data: Mapping[str, Any]
+
+    @property
+    def from_workspace(self) -> bool:
+        """A repository file: what it would loosen waits for workspace trust."""
+        return self.scope in WORKSPACE_SCOPES
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a setting's value came from: a built-in default, a file, or a variable."""
+
+    scope: Literal["default", "user", "project", "local", "env"]
+    where: str = ""  # the file's path or the variable's name
+
+    def __str__(self) -> str:
+        return self.where or "built-in default"
+
+
+DEFAULT_SOURCE = Source("default")
+
+
+@dataclass(frozen=True)
+class McpServerSetting:
+    """One `mcpServers` entry with the file it came from (user and project servers stay apart)."""
+
+    name: str
+    config: Any
+    source: Source
+
+    @property
+    def from_workspace(self) -> bool:
+        return self.source.scope in WORKSPACE_SCOPES
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """Settings plus the warnings met while loading, the files read and where each value came
+    from."""
+
+    settings: Settings
+    warnings: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    layers: tuple[SettingsLayer, ...] = ()
+    sources: Mapping[str, Source] = field(default_factory=dict)  # dotted key -> origin
+    mcp_servers: tuple[McpServerSetting, ...] = ()  # user ones, then the workspace's
+    withheld: tuple[SettingKey, ...] = ()  # present in a file, not applied (untrusted)
+
+    def source_of(self, dotted: str) -> Source:
+        """Where the value at `dotted` (e.g. "compact.protected_turns") came from."""
+        return self.sources.get(dotted, DEFAULT_SOURCE)
+
+
+def peri_home_from_env(env: Mapping[str, str]) -> Path:
+    """`$PERI_HOME`, or `~/.peri` when unset or empty."""
+    value = env.get("PERI_HOME", "")
+    return Path(value).expanduser() if value else Path.home() / ".peri"
+
+
+def user_settings_path(peri_home: Path) -> Path:
+    return peri_home / SETTINGS_FILE
+
+
+def project_settings_path(workspace: Path) -> Path:
+    return workspace / PROJECT_DIR / SETTINGS_FILE
+
+
+def local_settings_path(workspace: Path) -> Path:
+    return workspace / PROJECT_DIR / LOCAL_SETTINGS_FILE
+
+
+def load_settings(
+    workspace: Path,
+    peri_home: Path,
+    env: Mapping[str, str],
+    *,
+    withhold: Collection[SettingKey] = (),
+) -> LoadedSettings:
+    """Read the settings files and merge them, leaving out the values named in `withhold`.
+
+    Callers that act on the result in a workspace go through `core/trust.py`, which says what to
+    withhold until the workspace is trusted.
+    """
+    layers, warnings = read_layers(workspace, peri_home)
+    return merge_layers(layers, env, withhold=withhold, warnings=warnings)
+
+
+def read_layers(workspace: Path, peri_home: Path) -> tuple[list[SettingsLayer], list[str]]:
+    """Every settings file that exists, lowest precedence first, plus the unknown-key warnings."""
+    warnings: list[str] = []
+    layers: list[SettingsLayer] = []
+    paths: list[tuple[Scope, Path]] = [
+        ("user", user_settings_path(peri_home)),
+        ("project", project_settings_path(workspace)),
+        ("local", local_settings_path(workspace)),
+    ]
+    for scope, path in paths:
+        raw = _read_json_object(path)
+        if raw is None:
+            continue
+        known = _drop_unknown(raw, Settings, path, "", warnings)
+        _validate(known, path)  # types are checked per file so the error can name the file
+        layers.append(SettingsLayer(scope, path, known))
+    return layers, warnings
+
+
+def merge_layers(
+    layers: Collection[SettingsLayer],
+    env: Mapping[str, str],
+    *,
+    withhold: Collection[SettingKey] = (),
+    warnings: Collection[str] = (),
+) -> LoadedSettings:
+    """The layers merged (later wins key by key) with the environment on top."""
+    held = set(withhold)
+    merged: dict[str, Any] = {}
+    sources: dict[str, Source] = {}
+    servers: dict[str, McpServerSetting] = {}
+    withheld: list[SettingKey] = []
+    for layer in layers:
+        source = Source(layer.scope, str(layer.path))
+
+        def skip(dotted: str, layer: SettingsLayer = layer) -> bool:
+            key = (layer.path, dotted)
+            if key in held:
+                withheld.append(key)
+                return True
+            return False
+
+        data = dict(layer.data)
+        if layer.from_workspace:
+            # A repository's servers never join the user's map: they start only when trusted.
+            for name, config in (data.pop("mcpServers", None) or {}).items():
+                if not skip(f"mcpServers.{name}"):
+                    servers[f"workspace:{name}"] = McpServerSetting(name, config, source)
+        _apply(merged, sources, data, Settings, source, "", skip)
+    settings = _validate(merged, None)
+    update = _env_overrides(env, sources)
+    threshold = compact_threshold_from_env(env)
+    if threshold is not None:
+        update["compact"] = settings.compact.model_copy(
+            update={"auto_compact_threshold": threshold}
+        )
+        sources["compact.auto_compact_threshold"] = Source("env", "COMPACT_THRESHOLD")
+    user_servers = [
+        McpServerSetting(name, config, sources.get(f"mcpServers.{name}", DEFAULT_SOURCE))
+        for name, config in settings.mcpServers.items()
+    ]
+    return LoadedSettings(
+        settings=settings.model_copy(update=update),
+        warnings=list(warnings),
+        files=[layer.path for layer in layers],
+        layers=tuple(layers),
+        sources=sources,
+        mcp_servers=(*user_servers, *servers.values()),
+        withheld=tuple(withheld),
+    )
+
+
+def _apply(  # noqa: PLR0917 - one recursive step with its context
+    merged: dict[str, Any],
+    sources: dict[str, Source],
+    data: Mapping[str, Any],
+    model: type[BaseModel],
+    source: Source,
+    prefix: str,
+    skip: Callable[[str], bool],
+) -> None:
+    """`data` on top of `merged`: sections merge field by field, maps entry by entry (one entry,
+    say one MCP server's config, is replaced whole), union lists add up, anything else replaces."""
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if skip(dotted):
+            continue
+        old = merged.get(key)
+        section = _section_type(model.model_fields[key].annotation)
+        if section is not None and isinstance(value, dict):
+            sub = dict(old) if isinstance(old, dict) else {}
+            _apply(sub, sources, value, section, source, f"{dotted}.", skip)
+            merged[key] = sub
+        elif isinstance(value, dict):
+            entries = dict(old) if isinstance(old, dict) else {}
+            for name, entry in value.items():
+                if not skip(f"{dotted}.{name}"):
+                    entries[name] = entry
+                    sources[f"{dotted}.{name}"] = source
+            merged[key] = entries
+        elif dotted in _UNION_KEYS and isinstance(value, list) and isinstance(old, list):
+            merged[key] = list(dict.fromkeys([*old, *value]))
+            sources[dotted] = source
+        else:
+            merged[key] = value
+            sources[dotted] = source
+
+
+def _read_json_object(path: Path) -> dict[str, Any] | None:
+    """The file's top-level object, None when the file does not exist."""
+    try:
+        text = read_text(path, max_bytes=MAX_SETTINGS_BYTES)
+    except SafeReadError as e:
+        if e.missing:
+            return None
+        raise SettingsError(str(e)) from e
+    # An empty file (e.g. just `touch`ed) means "no settings", not a syntax error.
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SettingsError(
+            f"{path}: invalid JSON: {e.msg} at line {e.lineno} column {e.colno}"
+        ) from e
+    except RecursionError as e:
+        raise SettingsError(f"{path}: nested more than {MAX_NESTING} levels deep") from e
+    except ValueError as e:  # e.g. an integer literal with more digits than Python converts
+        raise SettingsError(f"{path}: invalid JSON: {e}") from e
+    if _deeper_than(data, MAX_NESTING):
+        raise SettingsError(f"{path}: nested more than {MAX_NESTING} levels deep")
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: expected a JSON object at the top level, got {_kind(data)}")
+    return data
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether objects and lists nest more than `limit` levels (checked without recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > limit:
+                return True
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _drop_unknown(
+    raw: dict[str, Any], model: type[BaseModel], path: Path, prefix: str, warnings: list[str]
+) -> dict[str, Any]:
+    """`raw` without the keys `model` does not know (each warned about), recursing into sections."""
+    kept: dict[str, Any] = {}
+    for key, value in raw.items():
+        dotted = f"{prefix}{key}"
+        info = model.model_fields.get(key)
+        if info is None:
+            warnings.append(f"{path}: unknown key {visible(dotted)}; ignored")
+            continue
+        section = _section_type(info.annotation)
+        if section is not None and isinstance(value, dict):
+            kept[key] = _drop_unknown(value, section, path, f"{dotted}.", warnings)
+        else:
+            kept[key] = value
+    return kept
+
+
+def _section_type(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return None
+
+
+def _validate(data: dict[str, Any], path: Path | None) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as e:
+        problems = [_describe(err) for err in e.errors()]
+        where = f"{path}: " if path is not None else "settings: "
+        raise SettingsError(where + "; ".join(problems)) from None
+
+
+def _describe(err: Any) -> str:
+    """One pydantic error as `dotted.key: expected ..., got ...`."""
+    loc = ""
+    for part in err["loc"]:
+        loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
+    kind: str = err["type"]
+    ctx: dict[str, Any] = err.get("ctx") or {}
+    expected = {
+        "int_type": "expected an integer",
+        "float_type": "expected a number",
+        "bool_type": "expected true or false",
+        "string_type": "expected a string",
+        "list_type": "expected a list",
+        "dict_type": "expected an object",
+        "model_type": "expected an object",
+        "model_attributes_type": "expected an object",
+        "literal_error": f"expected {ctx.get('expected', 'one of the allowed values')}",
+        "greater_than": f"must be greater than {ctx.get('gt')}",
+        "greater_than_equal": f"must be at least {ctx.get('ge')}",
+        "less_than": f"must be less than {ctx.get('lt')}",
+        "less_than_equal": f"must be at most {ctx.get('le')}",
+        "finite_number": "expected a finite number",
+    }.get(kind)
+    if expected is None:
+        msg: str = err["msg"]
+        expected = msg[:1].lower() + msg[1:]
+    return f"{loc or '(top level)'}: {expected}, got {_show(err.get('input'))}"
+
+
+def _show(value: Any) -> str:
+    """A short rendering of a bad value; long ones are described, not echoed (they may be keys)."""
+    try:
+        shown = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        shown = repr(value)
+    if len(shown) <= 32:
+        return shown
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters"
+    return _kind(value)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, int | float):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+def _env_flag(env: Mapping[str, str], name: str) -> bool:
+    return env.get(name, "").strip().lower() not in ("", "0", "false")
+
+
+def _env_overrides(env: Mapping[str, str], sources: dict[str, Source]) -> dict[str, Any]:
+    """Updates from the environment (their sources recorded); a bad value is a SettingsError
+    naming the variable."""
+    update = _env_values(env)
+    names = {
+        "model": "PERI_MODEL",
+        "provider": "PERI_PROVIDER",
+        "context_window": "PERI_CONTEXT_WINDOW",
+        "disable_compact": "DISABLE_COMPACT",
+        "disable_auto_compact": "DISABLE_AUTO_COMPACT",
+    }
+    for key in update:
+        sources[key] = Source("env", names[key])
+    return update
+
+
+def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
+    update: dict[str, Any] = {}
+    if model := env.get("PERI_MODEL", "").strip():
+        update["model"] = model
+    if provider := env.get("PERI_PROVIDER", "").strip():
+        if provider not in ("anthropic", "openai"):
+            raise SettingsError(
+                f"PERI_PROVIDER: expected 'anthropic' or 'openai', got {_show(provider)}"
+            )
+        update["provider"] = provider
+    if window := env.get("PERI_CONTEXT_WINDOW", "").strip():
+        try:
+            tokens = int(window)
+        except ValueError:
+            tokens = 0
+        if tokens <= 0:
+            raise SettingsError(
+                f"PERI_CONTEXT_WINDOW: expected a positive number of tokens, got {_show(window)}"
+            )
+        update["context_window"] = tokens
+    if _env_flag(env, "DISABLE_COMPACT"):
+        update["disable_compact"] = True
+    if _env_flag(env, "DISABLE_AUTO_COMPACT"):
+        update["disable_auto_compact"] = True
+    return update
+
+
+def compact_threshold_from_env(env: Mapping[str, str]) -> float | None:
+    """`COMPACT_THRESHOLD` as a fraction in 0.0..1.0, None when unset; anything else is an error."""
+    raw = env.get("COMPACT_THRESHOLD", "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:  # also rejects nan
+        raise SettingsError(
+            f"COMPACT_THRESHOLD: expected a number from 0.0 to 1.0, got {_show(raw)}"
+        )
+    return value

@@ -1,0 +1,242 @@
+"""The tool port and registry: direct tools ride in every request, deferred ones on demand."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from peri_cli.base.childenv import child_env
+from peri_cli.base.messages import ImagePart, TextPart
+from peri_cli.base.ownership import WriteOwners
+from peri_cli.base.provider import ToolSpec
+
+
+class FileKeeper(Protocol):
+    """Keeps the bytes of the files a call writes, before and after (the session's checkpoints,
+    for /rewind); `session.checkpoints.Checkpointer` is the one the runtime gives."""
+
+    def keep(self, paths: Iterable[Path]) -> list[Any]: ...
+    def look(self, paths: Iterable[Path]) -> list[Any]: ...
+    def record(
+        self,
+        phase: Literal["before", "after"],
+        states: list[Any],
+        *,
+        call_id: str,
+        agent: str | None,
+    ) -> None: ...
+
+
+# What a tool does, for the permission policy: read-only, changes files, runs commands, or external.
+ToolKind = Literal["read", "write", "execute", "external"]
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a running tool may know: where the workspace is, where it may keep side files, and
+    the environment its child processes start with (Peri's credentials already removed)."""
+
+    workspace: Path
+    session_dir: Path
+    env: Mapping[str, str] = field(default_factory=lambda: child_env(os.environ))
+    agent_id: str | None = None  # None: the main agent; else the SubAgent running the call
+    call_id: str = ""  # the tool_use id of the call being run
+    owners: WriteOwners = field(default_factory=WriteOwners)  # shared by all agents of a session
+    # Keeps files before the loop lets a call write them (/rewind); shared like `owners`.
+    checkpoints: FileKeeper | None = None
+    # Set by the loop for the call being run: what it has done so far (a running command's
+    # output, the latest replacing the earlier), shown live by the UI. Call often; it is cheap.
+    progress: Callable[[str], None] | None = None
+    # Files a Read deny rule keeps from the model: searches leave them out of what they report.
+    read_denied: Callable[[Path], bool] | None = None
+    # Pre-approve permission rules until the current turn ends (a skill's `allowed-tools`);
+    # the flag: they come from a repository's file, which only a trusted workspace honours.
+    grant: Callable[[Sequence[str], bool], None] | None = None
+
+    def report(self, text: str) -> None:
+        """Tell the UI how the call is going (nothing happens when no one listens)."""
+        if self.progress is not None:
+            self.progress(text)
+
+    def resolve(self, file_path: str) -> Path:
+        """A model-given path, relative ones against the workspace, with `~` expanded."""
+        path = Path(file_path).expanduser()
+        return path if path.is_absolute() else self.workspace / path
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    content: list[TextPart | ImagePart]
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str) -> ToolOutput:
+        return cls([TextPart(text=text)])
+
+    @classmethod
+    def error(cls, text: str) -> ToolOutput:
+        return cls([TextPart(text=text)], is_error=True)
+
+
+class ToolError(Exception):
+    """A failure the model should read and act on; becomes an error tool result."""
+
+
+@dataclass(frozen=True)
+class Writes:
+    """What one call changes: these resolved file paths, or anything at all (a shell command,
+    an external tool), or nothing (a read-only call). Calls that write the same thing run in
+    order; read-only calls run alongside anything."""
+
+    paths: tuple[Path, ...] = ()
+    anything: bool = False
+
+    def __bool__(self) -> bool:
+        return self.anything or bool(self.paths)
+
+    def conflicts(self, other: Writes) -> bool:
+        if not (self and other):
+            return False
+        return self.anything or other.anything or not set(self.paths).isdisjoint(other.paths)
+
+
+NOTHING = Writes()
+ANYTHING = Writes(anything=True)
+
+
+class Tool(Protocol):
+    """The one door for every capability: built-in tools, MCP tools, skills and SubAgent types all
+    describe themselves per instance, since some are known only at run time."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> ToolKind: ...
+
+    def spec(self) -> ToolSpec:
+        """Name, description and JSON input schema, as the model sees them."""
+        ...
+
+    def validate(self, raw: dict[str, Any]) -> Any:
+        """Typed params from model-given input, or ToolError with a message the model can act
+        on; called once per call."""
+        ...
+
+    def writes(self, params: Any, ctx: ToolContext) -> Writes:
+        """What this call would change (for the workspace check and for ordering calls)."""
+        ...
+
+    async def call(self, params: Any, ctx: ToolContext) -> ToolOutput: ...
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+class PydanticTool(Generic[P]):
+    """A tool whose input is a pydantic model (the built-in tools): schema and validation come
+    from `params`; subclasses set `name`, `kind`, `params` and write `description` and `call`."""
+
+    name: str
+    kind: ToolKind
+    params: type[P]
+
+    def description(self) -> str:
+        raise NotImplementedError
+
+    def spec(self) -> ToolSpec:
+        schema = self.params.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description(), input_schema=schema)
+
+    def validate(self, raw: dict[str, Any]) -> P:
+        try:
+            return self.params.model_validate(raw)
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(x) for x in err['loc']) or 'input'}: {err['msg']}"
+                for err in e.errors()
+            )
+            raise ToolError(
+                f"Invalid input for {self.name}: {problems}. Fix the arguments and retry."
+            ) from e
+
+    def writes(self, params: P, ctx: ToolContext) -> Writes:
+        """Read-only tools change nothing; any other kind may change anything unless it says."""
+        return NOTHING if self.kind == "read" else ANYTHING
+
+    async def call(self, params: P, ctx: ToolContext) -> ToolOutput:
+        raise NotImplementedError
+
+
+class ToolSource(Protocol):
+    """Something that brings tools into the registry over time (an MCP server connecting in the
+    background). A search or execute that needs its tools waits for it, up to its timeout."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def tool_prefix(self) -> str:
+        """Every tool it brings is named with this prefix (`mcp__<server>__`)."""
+        ...
+
+    def is_pending(self) -> bool:
+        """Still connecting: its tools may not be registered yet."""
+        ...
+
+    async def wait(self, timeout: float) -> None:
+        """Return once it is no longer pending, or after `timeout` seconds."""
+        ...
+
+
+@dataclass
+class ToolRegistry:
+    """Direct tools are sent with every request; deferred ones only through SearchExtraTools.
+
+    The deferred part may change mid-session (a server connects late or goes away) without
+    touching the frozen prompt or the tools list a request carries."""
+
+    direct: dict[str, Tool] = field(default_factory=dict)
+    deferred: dict[str, Tool] = field(default_factory=dict)
+    sources: dict[str, ToolSource] = field(default_factory=dict)
+    _specs: list[ToolSpec] | None = field(default=None, repr=False)
+
+    def add(self, tool: Tool, *, deferred: bool = False) -> None:
+        (self.deferred if deferred else self.direct)[tool.name] = tool
+        if not deferred:
+            self._specs = None
+
+    def remove(self, name: str) -> None:
+        if self.direct.pop(name, None) is not None:
+            self._specs = None
+        self.deferred.pop(name, None)
+
+    def add_source(self, source: ToolSource) -> None:
+        self.sources[source.name] = source
+
+    def get(self, name: str) -> Tool | None:
+        return self.direct.get(name) or self.deferred.get(name)
+
+    def all(self) -> list[Tool]:
+        """Every registered tool, direct first."""
+        return [*self.direct.values(), *self.deferred.values()]
+
+    def pending_sources(self, name: str | None = None) -> list[ToolSource]:
+        """Sources still connecting; with `name`, only the one whose prefix it carries."""
+        return [
+            s
+            for s in self.sources.values()
+            if s.is_pending() and (name is None or name.startswith(s.tool_prefix))
+        ]
+
+    def specs(self) -> list[ToolSpec]:
+        """Schemas of the direct tools; built once, since every request carries them."""
+        if self._specs is None:
+            self._specs = [t.spec() for t in self.direct.values()]
+        return list(self._specs)

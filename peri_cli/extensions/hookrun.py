@@ -1,0 +1,154 @@
+"""Running command hooks: each in the workspace, in its own process group, with Peri's
+credentials removed, bounded in time and output. What the results mean is `hooks.interpret`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from peri_cli.base.childenv import child_env
+from peri_cli.extensions.hooks import (
+    Hook,
+    HookEvent,
+    HookOutcome,
+    HookRun,
+    encode_payload,
+    interpret,
+)
+
+MAX_OUTPUT_BYTES = 1 << 20  # per stream; the rest is read and dropped
+_DRAIN_SECONDS = 1.0  # after the hook ended, how long output still in flight may take
+_CHUNK = 1 << 16
+
+
+async def run_hooks(
+    event: HookEvent,
+    payload: Mapping[str, Any],
+    hooks: Sequence[Hook],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    hidden_env: Sequence[str] = (),
+) -> HookOutcome:
+    """Run `hooks` (already selected for this event) side by side and fold their answers."""
+    if not hooks:
+        return HookOutcome()
+    data = encode_payload(payload)
+    runs = await asyncio.gather(
+        *(run_hook(h, data, cwd=cwd, env=env, hidden_env=hidden_env) for h in hooks)
+    )
+    return interpret(event, runs)
+
+
+async def run_hook(
+    hook: Hook,
+    stdin: bytes,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    hidden_env: Sequence[str] = (),
+    max_output: int = MAX_OUTPUT_BYTES,
+) -> HookRun:
+    """Run one hook with `stdin`; never raises for anything the hook does."""
+    environment = child_env(env, hidden_env)
+    environment["CLAUDE_PROJECT_DIR"] = str(cwd)  # hooks written for Claude Code use it
+    environment["PERI_PROJECT_DIR"] = str(cwd)
+    shell = shutil.which("bash") or "/bin/sh"
+    loop = asyncio.get_running_loop()
+    try:
+        transport, protocol = await loop.subprocess_exec(
+            lambda: _Protocol(loop),
+            shell,
+            "-c",
+            hook.command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=environment,
+            start_new_session=True,
+        )
+    except (OSError, ValueError) as e:
+        return HookRun(hook, None, error=str(getattr(e, "strerror", None) or e))
+    proc = asyncio.subprocess.Process(transport, protocol, loop)
+    assert proc.stdin and proc.stdout and proc.stderr
+    out, err = bytearray(), bytearray()
+    tasks = [
+        asyncio.ensure_future(_feed(proc.stdin, stdin)),
+        asyncio.ensure_future(_pump(proc.stdout, out, max_output)),
+        asyncio.ensure_future(_pump(proc.stderr, err, max_output)),
+    ]
+    timed_out = False
+    try:
+        try:
+            # Not proc.wait(): that also waits for the pipes, which a leftover child holds.
+            await asyncio.wait_for(protocol.exited.wait(), hook.timeout)
+        except TimeoutError:
+            timed_out = True
+    finally:
+        # The hook and anything it left running end with it (and on timeout or cancellation).
+        _kill_group(proc.pid)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await asyncio.shield(_settle(proc, tasks))
+    return HookRun(
+        hook,
+        None if timed_out else transport.get_returncode(),
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        timed_out=timed_out,
+    )
+
+
+class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """Says when the process itself has exited, whoever still holds its pipes."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=_CHUNK, loop=loop)
+        self.exited = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exited.set()
+
+
+async def _settle(proc: asyncio.subprocess.Process, tasks: Sequence[asyncio.Future[None]]) -> None:
+    """Let the pipes finish and reap the process, within a bound (a grandchild that left the
+    process group may hold the pipes open)."""
+    _done, pending = await asyncio.wait(tasks, timeout=_DRAIN_SECONDS)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    if pending:
+        proc._transport.close()  # type: ignore[attr-defined]  # stop waiting for those pipes
+    with contextlib.suppress(ProcessLookupError, TimeoutError):
+        await asyncio.wait_for(proc.wait(), _DRAIN_SECONDS)
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+async def _feed(writer: asyncio.StreamWriter, data: bytes) -> None:
+    """Send the payload; a hook that does not read it (or exits first) is fine."""
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError, OSError):
+        writer.write(data)
+        await writer.drain()
+        writer.close()
+        await writer.wait_closed()
+
+
+async def _pump(reader: asyncio.StreamReader, into: bytearray, limit: int) -> None:
+    """Read to the end, keeping the first `limit` bytes (the rest is read so the hook never
+    blocks on a full pipe)."""
+    while chunk := await reader.read(_CHUNK):
+        room = limit - len(into)
+        if room > 0:
+            into += chunk[:room]

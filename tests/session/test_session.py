@@ -1,0 +1,186 @@
+import time
+from pathlib import Path
+
+import pytest
+
+from peri_cli.base.messages import Message, TextPart, user_text
+from peri_cli.session.store import SessionNotFound, SessionStore, workspace_key
+from peri_cli.session.transcript import MessageEntry, SessionLocked, Snapshot, TranscriptError, load
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    workspace = tmp_path / "my project"
+    workspace.mkdir()
+    return SessionStore(tmp_path / "home", workspace)
+
+
+def say(text: str, role: str = "user") -> MessageEntry:
+    return MessageEntry(message=Message(role=role, content=[TextPart(text=text)]))  # type: ignore[arg-type]
+
+
+def test_workspace_key_is_readable_and_distinct(tmp_path: Path) -> None:
+    a = workspace_key(tmp_path / "a-b")
+    b = workspace_key(tmp_path / "a_b")
+    assert a != b
+    assert a.split("-")[-2] == "b" and len(a.split("-")[-1]) == 8
+
+
+def test_create_writes_header_under_the_workspace_folder(store: SessionStore) -> None:
+    session = store.create(Snapshot(system="frozen bytes"))
+    assert session.path.parent == store.root
+    assert session.path.name == f"{session.id}.jsonl"
+    assert load(session.path).header.snapshot.system == "frozen bytes"
+    session.close()
+
+
+def test_open_loads_history_and_continue_picks_latest(store: SessionStore) -> None:
+    first = store.create(Snapshot(system="s"))
+    first.append(say("first prompt"))
+    first.close()
+    time.sleep(0.01)
+    second = store.create(Snapshot(system="s"))
+    second.append(say("second prompt"))
+    second.close()
+    assert store.latest() == second.id
+    time.sleep(0.01)  # (`updated` has millisecond resolution: a tie is no order)
+    reopened = store.open(first.id)
+    reopened.append(say("more"))
+    reopened.close()
+    assert store.latest() == first.id
+    again = store.open(first.id)
+    assert [e.message.text for e in again.entries if isinstance(e, MessageEntry)] == [
+        "first prompt",
+        "more",
+    ]
+    again.close()
+
+
+def test_open_refuses_a_session_open_elsewhere(store: SessionStore) -> None:
+    session = store.create(Snapshot(system="s"))
+    with pytest.raises(SessionLocked):
+        store.open(session.id)
+    session.close()
+    store.open(session.id).close()
+
+
+def test_resume_by_unique_prefix(store: SessionStore) -> None:
+    session = store.create(Snapshot(system="s"))
+    session.close()
+    assert store.resolve(session.id[:8]) == session.id
+    assert store.resolve(session.id) == session.id
+    with pytest.raises(SessionNotFound, match="too short"):
+        store.resolve(session.id[:7])
+    with pytest.raises(SessionNotFound, match="no session"):
+        store.resolve("ffffffff-0000")
+
+
+def test_ambiguous_prefix_is_refused(store: SessionStore) -> None:
+    ids = []
+    for _ in range(3):
+        s = store.create(Snapshot(system="s"))
+        ids.append(s.id)
+        s.close()
+    common = ids[0][:8]
+    if all(i.startswith(common) for i in ids):  # same millisecond prefix (very likely)
+        with pytest.raises(SessionNotFound, match="matches 3 sessions"):
+            store.resolve(common)
+
+
+def test_fork_copies_history_and_leaves_parent_byte_identical(store: SessionStore) -> None:
+    parent = store.create(Snapshot(system="frozen"))
+    parent.append(say("hello"), say("hi there", "assistant"))
+    parent.close()
+    before = parent.path.read_bytes()
+    child = store.fork(parent.id)
+    child.append(say("only in the child"))
+    child.close()
+    assert parent.path.read_bytes() == before
+    assert child.id != parent.id
+    loaded = load(child.path)
+    assert loaded.header.parent is not None and loaded.header.parent.session_id == parent.id
+    assert loaded.header.snapshot.system == "frozen"
+    texts = [e.message.text for e in loaded.entries if isinstance(e, MessageEntry)]
+    assert texts == ["hello", "hi there", "only in the child"]
+
+
+def test_fork_works_while_the_parent_is_open(store: SessionStore) -> None:
+    parent = store.create(Snapshot(system="s"))
+    parent.append(say("x"))
+    child = store.fork(parent.id)
+    assert child.id != parent.id
+    child.close()
+    parent.close()
+
+
+def test_list_newest_first_with_title_count_and_parent(store: SessionStore) -> None:
+    a = store.create(Snapshot(system="s"))
+    a.append(
+        MessageEntry(message=user_text("  Fix   the\nbug in parser  ")), say("ok", "assistant")
+    )
+    a.close()
+    b = store.fork(a.id)
+    b.close()
+    infos = store.list()
+    assert [i.id for i in infos] == [b.id, a.id]
+    assert infos[1].title == "Fix the bug in parser"
+    assert infos[1].message_count == 2
+    assert infos[0].parent == a.id and infos[1].parent is None
+
+
+def test_list_rebuilds_a_missing_sidecar_from_the_file(store: SessionStore) -> None:
+    s = store.create(Snapshot(system="s"))
+    s.append(say("title here"))
+    s.close()
+    s.path.with_suffix(".meta.json").unlink()
+    (info,) = store.list()
+    assert info.title == "title here" and info.message_count == 1
+
+
+def test_list_of_an_unknown_workspace_is_empty(tmp_path: Path) -> None:
+    assert SessionStore(tmp_path / "nohome", tmp_path).list() == []
+
+
+def test_fork_of_a_damaged_parent_keeps_every_readable_line(store: SessionStore) -> None:
+    parent = store.create(Snapshot(system="s"))
+    parent.append(say("one"))
+    parent.close()
+    with parent.path.open("ab") as f:
+        f.write(b"garbage in the middle\n")
+    reopened_text = parent.path.read_bytes()
+    with parent.path.open("ab") as f:
+        f.write(MessageEntry(message=user_text("two")).model_dump_json().encode() + b"\n")
+    with pytest.raises(TranscriptError):
+        store.open(parent.id)
+    child = store.fork(parent.id)
+    assert [e.message.text for e in child.entries if isinstance(e, MessageEntry)] == ["one", "two"]
+    assert any("unreadable" in w for w in child.warnings)
+    child.close()
+    assert parent.path.read_bytes().startswith(reopened_text)
+
+
+def test_open_uses_the_sidecar_and_shows_older_history_on_demand(store: SessionStore) -> None:
+    s = store.create(Snapshot(system="s"))
+    s.append(*(say(f"m{i}") for i in range(5)))
+    s.clear()
+    s.append(say("visible"))
+    s.close()
+    again = store.open(s.id)
+    assert [e.message.text for e in again.entries if isinstance(e, MessageEntry)] == ["visible"]
+    assert again.info.message_count == 6
+    older, _ = again.older(again.tail_offset, limit=10)
+    assert [e.message.text for e in older if isinstance(e, MessageEntry)] == [
+        f"m{i}" for i in range(5)
+    ]
+    again.close()
+
+
+def test_sessions_that_never_got_a_message_are_not_listed(store: SessionStore) -> None:
+    empty = store.create(Snapshot(system="s"))
+    empty.close()
+    used = store.create(Snapshot(system="s"))
+    used.append(say("hello"))
+    used.close()
+    assert [i.id for i in store.list()] == [used.id]
+    assert store.latest() == used.id
+    assert store.resolve(empty.id) == empty.id  # still there, still resumable by id
