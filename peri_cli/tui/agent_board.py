@@ -23,7 +23,7 @@ from peri_cli.base.events import (
     ToolFinished,
 )
 from peri_cli.base.provider import TextDelta, ThinkingDelta
-from peri_cli.tui.widgets.tool_call import State, summarize_input
+from peri_cli.tui.tool_text import State, summarize_input
 
 if TYPE_CHECKING:
     from peri_cli.session.store import ChildRecord

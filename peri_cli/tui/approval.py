@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
+from peri_cli.tui.diffs import content_lines, diff_for, render_diff
 from peri_cli.tui.format import plain
 from peri_cli.tui.paths import shown_path
-from peri_cli.tui.widgets.diff_view import content_lines, diff_for, render_diff
 
 if TYPE_CHECKING:
     from peri_cli.base.events import PermissionAnswer

@@ -17,7 +17,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from peri_cli.tui.format import elapsed, one_line, plain, tokens
-from peri_cli.tui.widgets.tool_call import GLYPHS, ToolCallView, outcome, trim_output
+from peri_cli.tui.tool_text import GLYPHS, outcome, trim_output
+from peri_cli.tui.widgets.tool_call import ToolCallView
 
 if TYPE_CHECKING:
     from peri_cli.tui.agent_board import ChildInfo

@@ -29,7 +29,7 @@ FIRST_PAINT = 12  # newest items mounted before the first paint: more than a scr
 
 def widgets_for_items(items: list[Item], workspace: Path | None = None) -> list[Widget]:
     # imported on first use: the empty shell draws without the message widgets
-    from peri_cli.tui.views import widgets_for
+    from peri_cli.tui.widgets.views import widgets_for
 
     return [w for item in items for w in widgets_for(item, workspace)]
 

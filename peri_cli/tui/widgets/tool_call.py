@@ -7,110 +7,30 @@ arriving while the body is still being mounted cannot race it."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
+from peri_cli.tui.diffs import diff_for
 from peri_cli.tui.format import one_line, plain
-from peri_cli.tui.paths import shown_path
-from peri_cli.tui.widgets.diff_view import DiffView, content_lines, diff_for
+from peri_cli.tui.tool_text import (
+    GLYPHS,
+    MAIN_ARG,
+    PROGRESS_LINES,
+    State,
+    main_arg,
+    outcome,
+    summarize_input,
+    tail_output,
+    trim_output,
+)
+from peri_cli.tui.widgets.diff_view import DiffView
 from peri_cli.tui.widgets.fold import Fold
 
-RESULT_LINES = 12
-PROGRESS_LINES = 12  # of a running call's output
-LINE_CHARS = 240
 OPEN_DIFF_LINES = 200  # a longer diff starts folded in the conversation (the approval shows all)
-State = Literal["pending", "running", "done", "error", "cancelled"]
-GLYPHS: dict[State, tuple[str, str]] = {
-    "pending": ("○", "dim"),
-    "running": ("◐", "yellow"),
-    "done": ("●", "green"),
-    "error": ("✗", "red"),
-    "cancelled": ("■", "yellow"),
-}
-MAIN_ARG = {
-    "Bash": "command",
-    "Read": "file_path",
-    "Write": "file_path",
-    "Edit": "file_path",
-    "Glob": "pattern",
-    "Grep": "pattern",
-}
-PATH_ARGS = frozenset({"file_path", "path"})
-_SPILLED = re.compile(r"\A\[Output was (\d+) lines")
-_BASH_END = re.compile(r"\n(Exit code: -?\d+|Killed by signal \w+)\Z")
-
-
-def main_arg(name: str, tool_input: dict[str, Any], workspace: Path | None) -> str | None:
-    """The argument that says what a call does (a path shown where it really lands)."""
-    key = MAIN_ARG.get(name)
-    value = tool_input.get(key) if key else None
-    if not isinstance(value, str):
-        return None
-    return shown_path(value, workspace) if key in PATH_ARGS else value
-
-
-def summarize_input(
-    name: str, tool_input: dict[str, Any] | None, workspace: Path | None = None
-) -> str:
-    if not tool_input:
-        return ""
-    arg = main_arg(name, tool_input, workspace)
-    if arg is not None:
-        return one_line(arg, 70)
-    return one_line(json.dumps(tool_input, ensure_ascii=False, default=str), 70)
-
-
-def output_lines(output: str) -> list[str]:
-    """A result's lines, split on newlines only (so the count is what a terminal would show)."""
-    return content_lines(output.rstrip("\n")) or [""]
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…"
-
-
-def trim_output(output: str, max_lines: int = RESULT_LINES) -> tuple[str, int]:
-    """The first lines of a result (long lines cut) and how many lines were left out."""
-    lines = output_lines(output)
-    return "\n".join(_cut(ln) for ln in lines[:max_lines]), max(0, len(lines) - max_lines)
-
-
-def tail_output(output: str, max_lines: int = RESULT_LINES) -> tuple[str, int]:
-    """The last lines of a result (where a command's errors are) and how many came before."""
-    lines = output_lines(output)
-    return "\n".join(_cut(ln) for ln in lines[-max_lines:]), max(0, len(lines) - max_lines)
-
-
-def bash_line_count(output: str) -> int:
-    """Lines the command printed: its own count when the output was cut to a tail, without the
-    exit-status line Peri adds."""
-    spilled = _SPILLED.match(output)
-    if spilled:
-        return int(spilled.group(1))
-    body = _BASH_END.sub("", output.rstrip("\n"))
-    if body in ("", "(no output)"):
-        return 0
-    return len(output_lines(body))
-
-
-def outcome(name: str, output: str, is_error: bool) -> str:
-    lines = output.strip().split("\n")
-    if is_error:
-        return one_line(lines[0], 60) if lines[0] else "error"
-    if name == "Bash":
-        count = bash_line_count(output)
-        status = _BASH_END.search(output.rstrip("\n"))
-        said = f"{count} line{'s' if count != 1 else ''}" if count != 1 or len(lines) > 1 else ""
-        said = said or one_line(lines[0], 50)
-        return f"{said} · {status.group(1)}" if status else said
-    if not output.strip():
-        return "no output"
-    return one_line(lines[0], 50) if len(lines) == 1 else f"{len(lines)} lines"
 
 
 class ToolCallView(Fold):
