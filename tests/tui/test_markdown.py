@@ -9,7 +9,7 @@ from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.strip import Strip
 
-from peri_cli.tui.markdown_lines import line_offsets, parse
+from peri_cli.tui.markdown.blocks import line_offsets, parse
 from peri_cli.tui.widgets.assistant_message import CHUNK_BLOCKS, AssistantMessage
 from peri_cli.tui.widgets.markdown_chunk import MarkdownChunk
 

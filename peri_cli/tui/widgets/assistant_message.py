@@ -15,7 +15,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 
 from peri_cli.base.textsafe import visible
-from peri_cli.tui.markdown_lines import Block, line_offsets, parse
+from peri_cli.tui.markdown.blocks import Block, line_offsets, parse
 from peri_cli.tui.widgets.markdown_chunk import MarkdownChunk
 
 FLUSH_INTERVAL = 1 / 30  # seconds: streamed text is drawn at most this often

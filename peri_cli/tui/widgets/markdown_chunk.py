@@ -1,4 +1,4 @@
-"""Some blocks of a reply's Markdown in one leaf widget, drawn as lines (`tui/markdown_lines.py`)
+"""Some blocks of a reply's Markdown in one leaf widget, drawn as lines (`tui/markdown/`)
 with the look of Textual's `Markdown`: however many blocks, it costs layout one widget, and a
 frame only touches the lines on screen (the Line API: `render_line`)."""
 
@@ -11,7 +11,8 @@ from textual.geometry import Size
 from textual.strip import Strip
 from textual.widget import Widget
 
-from peri_cli.tui.markdown_lines import Block, Renderer
+from peri_cli.tui.markdown.blocks import Block
+from peri_cli.tui.markdown.render import Renderer
 
 
 class MarkdownChunk(Widget):
