@@ -1,7 +1,7 @@
 """The attached session's SubAgents in the TUI: their events feed the cards, the strip and the
 panes (through the `AgentBoard`), their questions reach the approval dock labelled with their
 name, their costs add to the session's, and a background child's end wakes the idle parent
-(`PeriApp.wake_parent`). Drawing is throttled: children may stream far faster than frames."""
+(`AppPort.wake_parent`). Drawing is throttled: children may stream far faster than frames."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from peri_cli.agent.subagents import ChildEvent, SubagentManager
     from peri_cli.tui.agent_board import AgentBoard, ChildInfo
-    from peri_cli.tui.app import PeriApp
+    from peri_cli.tui.ports import AppPort
 
 
 class AgentsUI:
     """Follows one session's SubAgent manager at a time (a session switch stops the old one's
     children)."""
 
-    def __init__(self, app: PeriApp) -> None:
+    def __init__(self, app: AppPort) -> None:
         self.app = app
         self.board: AgentBoard | None = None
         self._followed: SubagentManager | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from peri_cli.extensions.commands import COMMANDS
-from peri_cli.tui.slash import INPUT, KEYS
+from peri_cli.tui.keymap import INPUT, KEYS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 

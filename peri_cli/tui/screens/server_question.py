@@ -7,13 +7,12 @@ pieces with every string passed through `visible`, never from markup."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from rich.text import Text
-from textual.app import App
 
 from peri_cli.agent.host import ServerQuestion, SessionHost
 from peri_cli.base.textsafe import visible
+from peri_cli.tui.ports import ScreenHost
 from peri_cli.tui.screens.yes_no import YesNoScreen
 
 CHOICES: list[tuple[bool, str, str]] = [
@@ -59,7 +58,7 @@ class ServerQuestionScreen(YesNoScreen):
         return question_text(self.question)
 
 
-async def ask_new_servers(app: App[Any], host: SessionHost) -> list[str]:
+async def ask_new_servers(app: ScreenHost, host: SessionHost) -> list[str]:
     """Ask about each project server waiting for the user's word, one at a time; apply each
     answer. Returns warning lines (an answer that could not be remembered)."""
     warnings: list[str] = []

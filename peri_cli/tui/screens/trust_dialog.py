@@ -9,14 +9,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from rich.text import Text
-from textual.app import App
 from textual.binding import Binding, BindingType
 
 from peri_cli.base.textsafe import visible
 from peri_cli.permissions.trust import Loosening, TrustState
+from peri_cli.tui.ports import ScreenHost
 from peri_cli.tui.screens.yes_no import YesNoScreen
 
 CHOICES: list[tuple[bool, str, str]] = [
@@ -76,7 +76,7 @@ class TrustDialog(YesNoScreen):
         return dialog_text(self.workspace, self.loosenings)
 
 
-async def settle_trust(app: App[Any], host: TrustHost) -> None:
+async def settle_trust(app: ScreenHost, host: TrustHost) -> None:
     """Ask the trust question if the runtime has one open, and apply the answer; call this
     before the session is attached (the answer decides the mode and the frozen guide text)."""
     if not host.trust_pending or host.trust is None:

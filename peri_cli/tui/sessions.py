@@ -1,0 +1,258 @@
+"""Attaching the runtime and showing sessions: the start after the first frame (trust first),
+the bridge and the extensions wired to the attached runtime, the session picker, switching and
+forking, and the status line's model, mode, cost and context estimate."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from peri_cli.tui.history import HISTORY_FILE, PromptHistory
+from peri_cli.tui.widgets.prompt_input import PLACEHOLDER
+
+if TYPE_CHECKING:
+    from peri_cli.agent.host import ExtraCommand, SessionHost
+    from peri_cli.tui.agents_ui import AgentsUI
+    from peri_cli.tui.bridge import Bridge
+    from peri_cli.tui.ports import AppPort
+    from peri_cli.tui.screens.session_picker import PickResult
+    from peri_cli.tui.startup import RuntimeSlot
+
+
+class Sessions:
+    """What is built with the runtime, and which session the app shows."""
+
+    def __init__(
+        self,
+        app: AppPort,
+        slot: RuntimeSlot,
+        agents: AgentsUI,
+        *,
+        history: PromptHistory | None,
+        first_prompt: str | None,
+        freeze_gc: bool,
+        on_attached: Callable[[SessionHost], None],
+    ) -> None:
+        self.app = app
+        self.slot = slot
+        self.agents = agents
+        self.first_prompt = first_prompt
+        self.bridge: Bridge | None = None
+        self.attaching = False  # showing a session (its SessionStart hooks start a turn)
+        self._history = history
+        self._freeze_gc = freeze_gc
+        self._on_attached = on_attached  # the runtime's extensions, once attached
+        self._warned = 0
+
+    async def start(self) -> bool:
+        """Build the runtime (in a thread), settle trust, then attach it; a `StartupError` ends
+        the app with its message (False)."""
+        app = self.app
+        try:
+            runtime = self.slot.runtime or await self.slot.build()
+            from peri_cli.tui.screens.trust_dialog import settle_trust  # the core is loaded now
+
+            await settle_trust(app, runtime)  # before the session: it decides mode and guides
+        except Exception as e:
+            from peri_cli.agent.host import StartupError
+
+            if not isinstance(e, StartupError):
+                raise
+            from rich.text import Text
+
+            from peri_cli.base.textsafe import visible
+
+            app.exit(return_code=e.exit_code, message=Text(visible(f"peri: error: {e}")))
+            return False
+        from peri_cli.tui.completion import WorkspaceFiles
+
+        app.history = self._history or PromptHistory(runtime.peri_home / HISTORY_FILE)
+        files = WorkspaceFiles(runtime.workspace)
+        app.prompt_area.attach(app.history, files, str(runtime.workspace))
+        await self.attach(runtime)
+        # the invitation to type shows with the session, notices and status (in one frame)
+        app.status.idle()
+        app.prompt_area.input.placeholder = PLACEHOLDER
+        return True
+
+    async def attach(self, runtime: SessionHost) -> None:
+        """Attach the built runtime and show its session; what was sent meanwhile waits (busy)
+        until the session and its SessionStart hooks are under way."""
+        self.attaching = True
+        try:
+            await self._show_runtime(runtime)
+        finally:
+            self.attaching = False
+
+    async def _show_runtime(self, runtime: SessionHost) -> None:
+        from peri_cli.tui.bridge import Bridge
+
+        app = self.app
+        app.conversation.workspace = runtime.workspace
+        self.bridge = Bridge(
+            app.conversation,
+            app.status,
+            app.cost_of,
+            approvals=app.approvals,
+            workspace=runtime.workspace,
+            interruption=self._interruption,
+            summary=self._last_summary,
+            on_ask=app.offer_approval,
+        )
+        self._on_attached(runtime)
+        self._attach_extensions(runtime)
+        if self._freeze_gc:
+            # What start-up built (modules, Textual, the core) lives as long as the process:
+            # keep it out of the full garbage collections, which otherwise scan it all and
+            # stall frames by ~100 ms while a long reply streams. (Cyclic garbage frozen with
+            # it is never freed: start-up leaves little.)
+            app.call_after_refresh(gc.freeze)
+        if runtime.session is None:
+            await self._startup_notices()
+            await self.open_picker()
+            return
+        await self.show(attached=True)
+        self.send_first_prompt()
+
+    def _attach_extensions(self, runtime: SessionHost) -> None:
+        """Complete skills and MCP prompts after `/`; ask about project servers added since the
+        workspace was trusted."""
+        files = self.app.prompt_area.files
+        if files is not None:
+            files.commands = self.extra_commands
+        if runtime.server_questions():
+            self.app.run_worker(self._ask_new_servers(), group="servers")
+
+    def extra_commands(self) -> list[ExtraCommand]:
+        """The slash commands of skills the user may run and of the MCP servers' prompts."""
+        from peri_cli.agent.host import ExtraCommand
+
+        if self.bridge is None:
+            return []
+        runtime = self.app.runtime
+        skills = [
+            ExtraCommand(s.name, s.argument_hint, s.description, "skill")
+            for s in runtime.skills.for_user()
+        ]
+        return [*skills, *runtime.mcp_prompt_commands()]
+
+    async def _ask_new_servers(self) -> None:
+        from peri_cli.tui.screens.server_question import ask_new_servers
+
+        for line in await ask_new_servers(self.app, self.app.runtime):
+            await self.app.notice(line, "warning")
+
+    def send_first_prompt(self) -> None:
+        """`peri "PROMPT"`: sent once, as soon as a session is attached."""
+        if self.first_prompt:
+            prompt, self.first_prompt = self.first_prompt, None
+            self.app.submit(prompt)
+
+    async def _startup_notices(self) -> None:
+        from peri_cli.tui.notices import startup_notices
+
+        runtime = self.app.runtime
+        for text, level in startup_notices(runtime, self._warned):
+            await self.app.notice(text, level)
+        self._warned = len(runtime.warnings)  # each warning once, even across switches
+
+    def _interruption(self) -> str | None:
+        """What the loop recorded for the model about the turn that just stopped, if anything."""
+        agent = self.app.runtime.agent
+        note = getattr(agent, "last_interruption", None) if agent is not None else None
+        return note if isinstance(note, str) and note.strip() else None
+
+    def _last_summary(self) -> str:
+        """The summary the last Full compact wrote (shown under its separator)."""
+        from peri_cli.tui.items import summary_text
+
+        agent = self.app.runtime.agent
+        return summary_text(agent.session.entries) if agent is not None else ""
+
+    # the session shown
+
+    async def show(self, *, rerender: bool = True, attached: bool = True) -> None:
+        """Show the attached session: its history (newest page), guide and status; a session
+        just `attached` also runs its SessionStart hooks (not one shown again, e.g. /rewind)."""
+        from peri_cli.tui.bridge import add_cost
+        from peri_cli.tui.items import display_items
+        from peri_cli.tui.notices import session_usage
+
+        app = self.app
+        session = app.agent.session
+        self.agents.follow()
+        if rerender:
+            await app.conversation.show_items(display_items(session.entries))
+            await self._startup_notices()
+        self.refresh_status()
+        cost, share = session_usage(session.entries, app.agent.model)
+        # (a resumed session's children are read later, and add theirs then)
+        app.status.set(cost_usd=add_cost(cost, self.agents.cost()), cache_share=share)
+        app.run_worker(self._estimate_context(), group="estimate", exclusive=True)
+        if attached:
+            await app.session_start(app.runtime.session_source)
+
+    async def _estimate_context(self) -> None:
+        from peri_cli.tui.context import estimate_request
+
+        app = self.app
+        agent, shown = app.agent, app.status.status.context_tokens
+        estimate = await asyncio.to_thread(estimate_request, agent, app.estimator)
+        # a figure reported meanwhile (a reply's usage, a compaction) is newer than this one
+        if agent is app.runtime.agent and app.status.status.context_tokens == shown:
+            app.status.set(context_tokens=estimate, context_estimated=True)
+
+    def refresh_status(self) -> None:
+        app, r = self.app, self.app.runtime
+        app.status.set(
+            model=app.agent.model if r.agent else r.model,
+            provider=r.provider_name,
+            mode=app.agent.policy.mode if r.agent else r.mode,
+            window=r.context_window,
+        )
+
+    async def open_picker(self) -> None:
+        from peri_cli.tui.screens.session_picker import SessionPicker
+
+        app, runtime = self.app, self.app.runtime
+        infos = await asyncio.to_thread(runtime.store.list)
+        current = runtime.session.id if runtime.session else None
+        if not infos and current is None:
+            runtime.start_new()
+            await self.show()
+            await app.notice("No sessions to resume in this workspace yet: this is a new one.")
+            self.send_first_prompt()
+            return
+        picker = SessionPicker(infos, now=app.clock(), current=current)
+        await app.push_screen(picker, callback=self._picked)
+
+    async def _picked(self, result: PickResult | None) -> None:
+        app, runtime = self.app, self.app.runtime
+        if result is None:
+            if runtime.session is None:  # `peri -r` and nothing picked: a new session
+                runtime.start_new()
+                await self.show()
+                self.send_first_prompt()
+            return
+        if not result.fork and runtime.session and result.session_id == app.agent.session.id:
+            await app.notice("That is the current session.")
+            return
+        if await self.switch(result.session_id, fork=result.fork):
+            verb = "Forked" if result.fork else "Resumed"
+            await app.notice(f"{verb} session {app.agent.session.id[:8]}")
+            self.send_first_prompt()
+
+    async def switch(self, session_id: str, *, fork: bool, rerender: bool = True) -> bool:
+        from peri_cli.agent.host import StartupError
+
+        app = self.app
+        try:
+            app.runtime.start_existing(session_id, fork=fork)
+        except StartupError as e:
+            await app.notice(str(e), "error")
+            return False
+        app.status.set(context_tokens=None, cache_share=None, cost_usd=0.0)
+        await self.show(rerender=rerender)
+        return True
