@@ -1,4 +1,4 @@
-"""Replies drawn as lines (`tui/markdown_lines.py`): a streamed reply looks exactly like the same
+"""Replies drawn as lines (`tui/markdown/`): a streamed reply looks exactly like the same
 text shown at once, and its widget count stays small however long it gets."""
 
 from __future__ import annotations

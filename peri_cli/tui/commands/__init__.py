@@ -9,6 +9,7 @@ from peri_cli.tui.commands import agents, basics, context, extensions, model, re
 from peri_cli.tui.commands.registry import immediate, missing, run
 
 GROUPS = (session, rewind, model, context, extensions, agents, basics)
-assert not missing(), f"slash commands without a handler: {missing()}"
+if missing():
+    raise RuntimeError(f"slash commands without a handler: {missing()}")
 
 __all__ = ["GROUPS", "immediate", "run"]
