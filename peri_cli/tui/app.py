@@ -20,7 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.widgets import Footer
 
-from peri_cli.tui import exit_signals, keymap
+from peri_cli.tui import approvals_ui, exit_signals, keymap
 from peri_cli.tui.agents_ui import AgentsUI
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.keys import Keys
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from peri_cli.tui.bridge import Bridge
 
 LONG_TURN = 30.0  # seconds: a turn longer than this rings when it ends
-MIN_CONVERSATION = 2  # rows of conversation an approval leaves in view
 
 
 class PeriApp(App[int]):
@@ -254,45 +253,16 @@ class PeriApp(App[int]):
     # approvals and notifications
 
     async def on_permission_prompt_answered(self, event: PermissionPrompt.Answered) -> None:
-        await self.approvals.close(event.prompt)  # (the bridge records the answer in its place)
-        waiting = self.approvals.pending
-        if waiting is None:
-            self.prompt_area.input.focus()
-        else:  # the next question (another SubAgent's) gets the keys now
-            self.offer_approval(waiting)
-            self.call_after_refresh(self.fit_approval)
+        await approvals_ui.answered(self, event.prompt)
 
     def on_resize(self, _event: events.Resize) -> None:
         self.call_after_refresh(self.fit_approval)
 
     def offer_approval(self, prompt: PermissionPrompt) -> None:
-        """A new approval takes the keyboard, unless the user is typing a message: a keystroke
-        meant for the prompt must never answer it (`a` would allow a rule for the session)."""
-        if self.approvals.pending is not prompt:
-            return  # an earlier one waits first; this one gets the keys when its turn comes
-        typing = self.focused is self.prompt_area.input and bool(self.prompt_area.text.strip())
-        if not typing:
-            prompt.focus()
-            return
-        from peri_cli.base.textsafe import visible
-
-        who = f"{prompt.agent} asks" if prompt.agent else "Peri asks"
-        self.notify(
-            visible(f"{who} to use {prompt.tool}: Ctrl+↑ answers, Esc denies"),
-            timeout=8,
-            markup=False,
-        )
+        approvals_ui.offer(self, prompt)
 
     def fit_approval(self) -> None:
-        """A pending approval takes the room the rest leaves, so its question stays on screen."""
-        prompt = self.approvals.pending
-        if prompt is None or not self.is_running:
-            return
-        others = sum(
-            w.outer_size.height for w in (self.prompt_area, self.status) if w.display
-        ) + sum(1 for _ in self.query(Footer))
-        others += self.agent_strip.wanted_height  # (its size may not be laid out yet)
-        prompt.fit(self.size.height - others - MIN_CONVERSATION - prompt.styles.margin.height)
+        approvals_ui.fit(self)
 
     def on_approval_dock_asked(self, _event: ApprovalDock.Asked) -> None:
         self.call_after_refresh(self.fit_approval)

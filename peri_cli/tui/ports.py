@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from textual.geometry import Size
     from textual.screen import Screen
     from textual.widget import Widget
 
@@ -93,6 +94,9 @@ class AppPort(ScreenHost, Protocol):
     def is_running(self) -> bool: ...
     @property
     def log(self) -> Any: ...
+    @property
+    def size(self) -> Size: ...
+    def query(self, selector: Any = None) -> Any: ...
     def run_worker(
         self, work: Any, name: str | None = "", group: str = "default", *, exclusive: bool = False
     ) -> Any: ...

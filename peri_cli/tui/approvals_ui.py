@@ -1,0 +1,56 @@
+"""Where a pending approval sits: it takes the keyboard unless the user is typing a message, it
+takes the room the rest of the screen leaves, and when one is answered the next question (another
+SubAgent's) gets the keys."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.widgets import Footer
+
+if TYPE_CHECKING:
+    from peri_cli.tui.ports import AppPort
+    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+
+MIN_CONVERSATION = 2  # rows of conversation an approval leaves in view
+
+
+def offer(app: AppPort, prompt: PermissionPrompt) -> None:
+    """A new approval takes the keyboard, unless the user is typing a message: a keystroke
+    meant for the prompt must never answer it (`a` would allow a rule for the session)."""
+    if app.approvals.pending is not prompt:
+        return  # an earlier one waits first; this one gets the keys when its turn comes
+    typing = app.focused is app.prompt_area.input and bool(app.prompt_area.text.strip())
+    if not typing:
+        prompt.focus()
+        return
+    from peri_cli.base.textsafe import visible
+
+    who = f"{prompt.agent} asks" if prompt.agent else "Peri asks"
+    app.notify(
+        visible(f"{who} to use {prompt.tool}: Ctrl+↑ answers, Esc denies"),
+        timeout=8,
+        markup=False,
+    )
+
+
+async def answered(app: AppPort, prompt: PermissionPrompt) -> None:
+    await app.approvals.close(prompt)  # (the bridge records the answer in its place)
+    waiting = app.approvals.pending
+    if waiting is None:
+        app.prompt_area.input.focus()
+    else:  # the next question (another SubAgent's) gets the keys now
+        offer(app, waiting)
+        app.call_after_refresh(app.fit_approval)
+
+
+def fit(app: AppPort) -> None:
+    """A pending approval takes the room the rest leaves, so its question stays on screen."""
+    prompt = app.approvals.pending
+    if prompt is None or not app.is_running:
+        return
+    others = sum(w.outer_size.height for w in (app.prompt_area, app.status) if w.display) + sum(
+        1 for _ in app.query(Footer)
+    )
+    others += app.agent_strip.wanted_height  # (its size may not be laid out yet)
+    prompt.fit(app.size.height - others - MIN_CONVERSATION - prompt.styles.margin.height)
