@@ -1,8 +1,8 @@
 """The slash commands' one registry: a handler registers itself with `@command(name)`, one
-module per group. The name, usage and one-line description are the core's
-(`extensions.commands.COMMANDS`, which `peri -p` and completion read too); a handler's docstring
-says what it does in full. A name the core does not know, or one registered twice, fails at
-import; `missing()` lists the core's commands no handler took."""
+module per group. The name, usage and one-line description that /help and completion show are
+the core's (`extensions.commands.COMMANDS`, which `peri -p` parses with too), written once. A
+name the core does not know, or one registered twice, fails at import; `missing()` lists the
+core's commands no handler took."""
 
 from __future__ import annotations
 
