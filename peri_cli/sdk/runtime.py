@@ -9,7 +9,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from peri_cli.agent.compaction import CompactConfig, Compactor
+from peri_cli.agent.compaction.compactor import Compactor
+from peri_cli.agent.compaction.config import CompactConfig
 from peri_cli.agent.factory import AgentConfig, AgentFactory
 from peri_cli.agent.host import CommandError, ExtraCommand, ServerQuestion, StartupError
 from peri_cli.agent.loop import Agent

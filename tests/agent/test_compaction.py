@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.agent.compaction import CompactConfig, Compactor
+from peri_cli.agent.compaction.compactor import Compactor
+from peri_cli.agent.compaction.config import CompactConfig
 from peri_cli.agent.loop import Agent
 from peri_cli.base.events import (
     AssistantMessage,
