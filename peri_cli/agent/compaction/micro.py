@@ -9,16 +9,9 @@ from typing import TYPE_CHECKING
 
 from peri_cli.agent.compaction.gauge import prefix_note
 from peri_cli.base.events import Compacted
+from peri_cli.context.directives import Directive, active_directives, dump_directives
 from peri_cli.context.micro import plan_micro
-from peri_cli.context.projection import (
-    CACHE_MARK_KEY,
-    Directive,
-    active_directives,
-    dump_directives,
-    project,
-    render_message,
-    visible_entries,
-)
+from peri_cli.context.projection import CACHE_MARK_KEY, project, render_message, visible_entries
 from peri_cli.session.transcript import Entry, ProjectionEntry
 
 if TYPE_CHECKING:
