@@ -23,8 +23,8 @@ from peri_cli.context.directives import (
     TruncateResult,
     TruncateText,
 )
+from peri_cli.context.estimate import IMAGE_TOKENS_MAX, estimate_tokens
 from peri_cli.context.textcut import cut_middle
-from peri_cli.context.tokens import IMAGE_TOKENS_MAX, estimate_tokens
 from peri_cli.session.transcript import MessageEntry
 from peri_cli.session.turns import is_human_turn, origin_of
 

@@ -25,9 +25,9 @@ from peri_cli.context.directives import (
     active_directives,
     dump_directives,
 )
+from peri_cli.context.estimate import estimate_tokens
 from peri_cli.context.micro import Unit, collect_units, plan_micro, protected_keys, protected_start
 from peri_cli.context.projection import project, render_message, visible_entries
-from peri_cli.context.tokens import estimate_tokens
 from peri_cli.context.viewrules import validate_view
 from peri_cli.session.transcript import Entry, MessageEntry, ProjectionEntry
 from tests.builders import (
