@@ -44,7 +44,8 @@ from peri_cli.permissions.trust import (
 )
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
-from peri_cli.session.transcript import Snapshot, TranscriptError
+from peri_cli.session.transcript import Snapshot
+from peri_cli.session.transcript_file import TranscriptError
 
 if TYPE_CHECKING:
     from peri_cli.mcp.boot import Boot

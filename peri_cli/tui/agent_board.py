@@ -311,7 +311,7 @@ def info_from_record(
 def read_children(session_dir: Path, workspace: Path | None, model: str = "") -> list[ChildInfo]:
     """Every child recorded under a session folder (run in a thread: it reads files)."""
     from peri_cli.session.store import list_children
-    from peri_cli.session.transcript import TranscriptError, load
+    from peri_cli.session.transcript_file import TranscriptError, load
 
     infos: list[ChildInfo] = []
     for record in list_children(session_dir):

@@ -19,7 +19,8 @@ from peri_cli.base.tool import ANYTHING, NOTHING, PydanticTool, ToolContext, Too
 from peri_cli.context.projection import project
 from peri_cli.context.viewrules import validate_view
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
-from peri_cli.session.transcript import Interruption, MessageEntry, load
+from peri_cli.session.transcript import Interruption, MessageEntry
+from peri_cli.session.transcript_file import load
 from tests.agent.test_loop import drive, make_agent, messages_on_disk
 
 

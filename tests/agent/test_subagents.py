@@ -21,7 +21,8 @@ from peri_cli.extensions.extra_tools import offer_extra_tools
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.session.store import SessionStore, list_children
-from peri_cli.session.transcript import AgentStatus, MessageEntry, Snapshot, load
+from peri_cli.session.transcript import AgentStatus, MessageEntry, Snapshot
+from peri_cli.session.transcript_file import load
 from peri_cli.tools import builtin_tools
 from peri_cli.tools.agent import AgentTool
 
