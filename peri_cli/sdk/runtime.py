@@ -19,7 +19,8 @@ from peri_cli.agent.workspace import load_workspace, settle, workspace_guides
 from peri_cli.base.childenv import child_env
 from peri_cli.base.models import context_window, default_model
 from peri_cli.base.provider import Provider
-from peri_cli.base.settings import LoadedSettings, Settings, SettingsError, peri_home_from_env
+from peri_cli.base.settings import LoadedSettings, Settings, peri_home_from_env
+from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import ToolRegistry
 from peri_cli.context.contributions import ContributionChain, default_chain
