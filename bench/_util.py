@@ -703,7 +703,7 @@ def generate_session(  # noqa: C901, PLR0915
         Usage,
         user_text,
     )
-    from peri_cli.context.projection import TruncateResult, dump_directives
+    from peri_cli.context.directives import TruncateResult, dump_directives
     from peri_cli.session.transcript import (
         CompactBoundary,
         Header,

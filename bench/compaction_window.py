@@ -32,7 +32,8 @@ from typing import Any
 
 from _util import REPO  # noqa: F401  (puts the repository on sys.path)
 
-from peri_cli.agent.compaction import CompactConfig, Compactor
+from peri_cli.agent.compaction.compactor import Compactor
+from peri_cli.agent.compaction.config import CompactConfig
 from peri_cli.agent.loop import Agent
 from peri_cli.base.events import Compacted, TurnEnded
 from peri_cli.base.tool import ToolRegistry

@@ -36,7 +36,7 @@ import _util as u
 def make_entries(n: int, rng: random.Random, corpus: u.Corpus) -> list:
     """About n messages in turns; a Micro ProjectionEntry after them cuts a fifth of the results."""
     from peri_cli.base.messages import Message, TextPart, ToolResultPart, ToolUsePart, user_text
-    from peri_cli.context.projection import TruncateResult, dump_directives
+    from peri_cli.context.directives import TruncateResult, dump_directives
     from peri_cli.session.transcript import MessageEntry, ProjectionEntry
 
     entries: list = []

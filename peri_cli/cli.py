@@ -132,7 +132,8 @@ def _meta_command(argv: Sequence[str]) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
     from peri_cli.agent.workspace import load_workspace
-    from peri_cli.base.settings import SettingsError, peri_home_from_env
+    from peri_cli.base.settings import peri_home_from_env
+    from peri_cli.base.settings_check import SettingsError
     from peri_cli.base.textsafe import visible
     from peri_cli.context.meta import CAPABILITIES, resolve
     from peri_cli.mcp.boot import plan_run

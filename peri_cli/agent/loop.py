@@ -24,7 +24,7 @@ from peri_cli.session.store import Session
 from peri_cli.session.transcript import Interruption, MessageEntry
 
 if TYPE_CHECKING:
-    from peri_cli.agent.compaction import CompactionContext
+    from peri_cli.agent.compaction.port import CompactionContext
 
 
 class CompactHook(Protocol):

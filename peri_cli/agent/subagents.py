@@ -29,7 +29,7 @@ from peri_cli.base.messages import Usage
 from peri_cli.base.tool import ToolOutput, ToolRegistry
 from peri_cli.context.contributions import ContributionChain
 from peri_cli.extensions.agent_types import AgentCatalog, AgentType
-from peri_cli.session.store import create_child
+from peri_cli.session.children import create_child
 from peri_cli.session.transcript import AgentRef, AgentState, AgentStatus
 
 MAX_BACKGROUND = 3

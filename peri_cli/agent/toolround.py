@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -118,6 +118,26 @@ class ToolRound:
         runnable = [p for p in planned if p.output is None]
         for item in runnable:
             yield ToolCall(item.use.id, item.use.name, item.use.input)
+        # aclosing: a consumer that stops early still stops the running tools right away.
+        async with contextlib.aclosing(self._execute(runnable, progress)) as running:
+            async for event in running:
+                yield event
+        for item in planned:
+            output = item.output or ToolOutput.error("the tool produced no result")
+            results.append(
+                ToolResultPart(
+                    tool_use_id=item.use.id,
+                    content=_clean(output.content),
+                    is_error=output.is_error,
+                )
+            )
+
+    async def _execute(
+        self, runnable: list[_Planned], progress: TurnProgress
+    ) -> AsyncGenerator[Event]:
+        """Run the permitted calls, each after the earlier ones that write what it writes,
+        reporting live progress and each call as it finishes; a cancellation stops them all and
+        records in `progress` what was running and what never started."""
         tasks: dict[asyncio.Future[None], _Planned] = {}
         for item in runnable:
             before = [t for t, p in tasks.items() if p.writes.conflicts(item.writes)]
@@ -149,15 +169,6 @@ class ToolRound:
                 where.append(describe_call(item.use.name, item.use.input))
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        for item in planned:
-            output = item.output or ToolOutput.error("the tool produced no result")
-            results.append(
-                ToolResultPart(
-                    tool_use_id=item.use.id,
-                    content=_clean(output.content),
-                    is_error=output.is_error,
-                )
-            )
 
     def _refusal(self, item: _Planned, bad_input: str | None) -> ToolOutput | None:
         """Why a call cannot even be considered: an unknown tool or unusable arguments."""

@@ -6,13 +6,12 @@ by key, nested objects too), then the environment. Command-line flags beat all o
 applies them. Every value keeps the file it came from (`LoadedSettings.sources`). The two project
 files are repository files: what they would loosen is withheld until the workspace is trusted
 (`core/trust.py` decides which keys; `withhold` names them). Unknown keys warn; a wrong type is a
-SettingsError naming the file and the dotted key.
+SettingsError naming the file and the dotted key (`settings_check` reads and checks one file,
+`settings_env` reads the variables; this module is the schema and the merge).
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,14 +19,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from peri_cli.base.safe_read import SafeReadError, read_text
-from peri_cli.base.textsafe import visible
+from peri_cli.base.settings_check import (
+    SettingsError,
+    describe,
+    drop_unknown,
+    read_json_object,
+    section_type,
+)
+from peri_cli.base.settings_env import compact_threshold_from_env, env_values
 
 SETTINGS_FILE = "settings.json"
 LOCAL_SETTINGS_FILE = "settings.local.json"
 PROJECT_DIR = ".peri"
-MAX_SETTINGS_BYTES = 1 << 20
-MAX_NESTING = 64  # far deeper than any real settings file; deeper is an attack or a bug
 
 Provider = Literal["anthropic", "openai"]
 PermissionMode = Literal["default", "accept-edits", "plan", "bypass"]
@@ -37,10 +40,6 @@ WORKSPACE_SCOPES: tuple[Scope, ...] = ("project", "local")
 # A settings value in one file: (the file, the dotted key, e.g. "permission_mode" or
 # "mcpServers.db"). Trust names the ones to withhold this way.
 SettingKey = tuple[Path, str]
-
-
-class SettingsError(Exception):
-    """A settings file or variable that cannot be used; the message is one line for the user."""
 
 
 class _Section(BaseModel):
@@ -209,10 +208,10 @@ def read_layers(workspace: Path, peri_home: Path) -> tuple[list[SettingsLayer], 
         ("local", local_settings_path(workspace)),
     ]
     for scope, path in paths:
-        raw = _read_json_object(path)
+        raw = read_json_object(path)
         if raw is None:
             continue
-        known = _drop_unknown(raw, Settings, path, "", warnings)
+        known = drop_unknown(raw, Settings, path, "", warnings)
         _validate(known, path)  # types are checked per file so the error can name the file
         layers.append(SettingsLayer(scope, path, known))
     return layers, warnings
@@ -287,7 +286,7 @@ def _apply(  # noqa: PLR0917 - one recursive step with its context
         if skip(dotted):
             continue
         old = merged.get(key)
-        section = _section_type(model.model_fields[key].annotation)
+        section = section_type(model.model_fields[key].annotation)
         if section is not None and isinstance(value, dict):
             sub = dict(old) if isinstance(old, dict) else {}
             _apply(sub, sources, value, section, source, f"{dotted}.", skip)
@@ -307,145 +306,19 @@ def _apply(  # noqa: PLR0917 - one recursive step with its context
             sources[dotted] = source
 
 
-def _read_json_object(path: Path) -> dict[str, Any] | None:
-    """The file's top-level object, None when the file does not exist."""
-    try:
-        text = read_text(path, max_bytes=MAX_SETTINGS_BYTES)
-    except SafeReadError as e:
-        if e.missing:
-            return None
-        raise SettingsError(str(e)) from e
-    # An empty file (e.g. just `touch`ed) means "no settings", not a syntax error.
-    if not text.strip():
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise SettingsError(
-            f"{path}: invalid JSON: {e.msg} at line {e.lineno} column {e.colno}"
-        ) from e
-    except RecursionError as e:
-        raise SettingsError(f"{path}: nested more than {MAX_NESTING} levels deep") from e
-    except ValueError as e:  # e.g. an integer literal with more digits than Python converts
-        raise SettingsError(f"{path}: invalid JSON: {e}") from e
-    if _deeper_than(data, MAX_NESTING):
-        raise SettingsError(f"{path}: nested more than {MAX_NESTING} levels deep")
-    if not isinstance(data, dict):
-        raise SettingsError(f"{path}: expected a JSON object at the top level, got {_kind(data)}")
-    return data
-
-
-def _deeper_than(data: Any, limit: int) -> bool:
-    """Whether objects and lists nest more than `limit` levels (checked without recursion)."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            if depth > limit:
-                return True
-            children = value.values() if isinstance(value, dict) else value
-            stack.extend((child, depth + 1) for child in children)
-    return False
-
-
-def _drop_unknown(
-    raw: dict[str, Any], model: type[BaseModel], path: Path, prefix: str, warnings: list[str]
-) -> dict[str, Any]:
-    """`raw` without the keys `model` does not know (each warned about), recursing into sections."""
-    kept: dict[str, Any] = {}
-    for key, value in raw.items():
-        dotted = f"{prefix}{key}"
-        info = model.model_fields.get(key)
-        if info is None:
-            warnings.append(f"{path}: unknown key {visible(dotted)}; ignored")
-            continue
-        section = _section_type(info.annotation)
-        if section is not None and isinstance(value, dict):
-            kept[key] = _drop_unknown(value, section, path, f"{dotted}.", warnings)
-        else:
-            kept[key] = value
-    return kept
-
-
-def _section_type(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    return None
-
-
 def _validate(data: dict[str, Any], path: Path | None) -> Settings:
     try:
         return Settings.model_validate(data)
     except ValidationError as e:
-        problems = [_describe(err) for err in e.errors()]
+        problems = [describe(err) for err in e.errors()]
         where = f"{path}: " if path is not None else "settings: "
         raise SettingsError(where + "; ".join(problems)) from None
-
-
-def _describe(err: Any) -> str:
-    """One pydantic error as `dotted.key: expected ..., got ...`."""
-    loc = ""
-    for part in err["loc"]:
-        loc += f"[{part}]" if isinstance(part, int) else (f".{part}" if loc else str(part))
-    kind: str = err["type"]
-    ctx: dict[str, Any] = err.get("ctx") or {}
-    expected = {
-        "int_type": "expected an integer",
-        "float_type": "expected a number",
-        "bool_type": "expected true or false",
-        "string_type": "expected a string",
-        "list_type": "expected a list",
-        "dict_type": "expected an object",
-        "model_type": "expected an object",
-        "model_attributes_type": "expected an object",
-        "literal_error": f"expected {ctx.get('expected', 'one of the allowed values')}",
-        "greater_than": f"must be greater than {ctx.get('gt')}",
-        "greater_than_equal": f"must be at least {ctx.get('ge')}",
-        "less_than": f"must be less than {ctx.get('lt')}",
-        "less_than_equal": f"must be at most {ctx.get('le')}",
-        "finite_number": "expected a finite number",
-    }.get(kind)
-    if expected is None:
-        msg: str = err["msg"]
-        expected = msg[:1].lower() + msg[1:]
-    return f"{loc or '(top level)'}: {expected}, got {_show(err.get('input'))}"
-
-
-def _show(value: Any) -> str:
-    """A short rendering of a bad value; long ones are described, not echoed (they may be keys)."""
-    try:
-        shown = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        shown = repr(value)
-    if len(shown) <= 32:
-        return shown
-    if isinstance(value, str):
-        return f"a string of {len(value)} characters"
-    return _kind(value)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, int | float):
-        return "a number"
-    return "null" if value is None else type(value).__name__
-
-
-def _env_flag(env: Mapping[str, str], name: str) -> bool:
-    return env.get(name, "").strip().lower() not in ("", "0", "false")
 
 
 def _env_overrides(env: Mapping[str, str], sources: dict[str, Source]) -> dict[str, Any]:
     """Updates from the environment (their sources recorded); a bad value is a SettingsError
     naming the variable."""
-    update = _env_values(env)
+    update = env_values(env)
     names = {
         "model": "PERI_MODEL",
         "provider": "PERI_PROVIDER",
@@ -456,46 +329,3 @@ def _env_overrides(env: Mapping[str, str], sources: dict[str, Source]) -> dict[s
     for key in update:
         sources[key] = Source("env", names[key])
     return update
-
-
-def _env_values(env: Mapping[str, str]) -> dict[str, Any]:
-    update: dict[str, Any] = {}
-    if model := env.get("PERI_MODEL", "").strip():
-        update["model"] = model
-    if provider := env.get("PERI_PROVIDER", "").strip():
-        if provider not in ("anthropic", "openai"):
-            raise SettingsError(
-                f"PERI_PROVIDER: expected 'anthropic' or 'openai', got {_show(provider)}"
-            )
-        update["provider"] = provider
-    if window := env.get("PERI_CONTEXT_WINDOW", "").strip():
-        try:
-            tokens = int(window)
-        except ValueError:
-            tokens = 0
-        if tokens <= 0:
-            raise SettingsError(
-                f"PERI_CONTEXT_WINDOW: expected a positive number of tokens, got {_show(window)}"
-            )
-        update["context_window"] = tokens
-    if _env_flag(env, "DISABLE_COMPACT"):
-        update["disable_compact"] = True
-    if _env_flag(env, "DISABLE_AUTO_COMPACT"):
-        update["disable_auto_compact"] = True
-    return update
-
-
-def compact_threshold_from_env(env: Mapping[str, str]) -> float | None:
-    """`COMPACT_THRESHOLD` as a fraction in 0.0..1.0, None when unset; anything else is an error."""
-    raw = env.get("COMPACT_THRESHOLD", "").strip()
-    if not raw:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= 1.0:  # also rejects nan
-        raise SettingsError(
-            f"COMPACT_THRESHOLD: expected a number from 0.0 to 1.0, got {_show(raw)}"
-        )
-    return value

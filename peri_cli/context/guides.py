@@ -1,4 +1,5 @@
-"""Project guide discovery (AGENTS.md, CLAUDE.md, .claude/AGENTS.md) and `@import` expansion.
+"""Project guide discovery (AGENTS.md, CLAUDE.md, .claude/AGENTS.md); `@import` expansion is in
+`guide_imports`.
 
 The rules are PRODUCT.md §3: the working directory only (no parent walk), the first existing
 candidate wins, `CLAUDE.local.md` is appended, only `CLAUDE*` guides expand imports (at most 3
@@ -14,61 +15,29 @@ it (`allow_outside`). User-level guides and the user's extra paths may live anyw
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from peri_cli.base.safe_read import SafeReadError, is_inside, read_text
-from peri_cli.base.textsafe import visible
+from peri_cli.context.guide_imports import (
+    GuideReadError,
+    OutsidePath,
+    expand_imports,
+    normalize,
+    os_reason,
+    real,
+    resolve,
+    unique,
+)
 
-MAX_IMPORT_DEPTH = 3
 DEFAULT_BUDGET_BYTES = 40_000
 MAX_GUIDE_FILE_BYTES = 1 << 20  # per file; the combined text is cut to the budget anyway
-# All the imports of one guide together: a guide importing one big file ten thousand times (or a
-# diamond three levels deep) must not read gigabytes only to be cut to the budget.
-MAX_IMPORTED_CHARS = 4 << 20
 
 PROJECT_CANDIDATES = ("AGENTS.md", "CLAUDE.md", ".claude/AGENTS.md")
 USER_GUIDE = ".claude/AGENTS.md"
 LOCAL_GUIDE = "CLAUDE.local.md"
-
-# `<!-- @import path -->`; the path runs to the closing `-->`, so it may contain spaces.
-IMPORT_RE = re.compile(r"<!--[ \t]*@import[ \t]+(?P<path>[^\n]*?)[ \t]*-->")
-
-
-class GuideReadError(Exception):
-    """A guide file that cannot be used; `missing` tells "not there" from "there but unusable"."""
-
-    def __init__(self, reason: str, *, missing: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.missing = missing
-
-
-@dataclass(frozen=True)
-class OutsidePath:
-    """A project guide path or import that resolves outside the workspace, left unread."""
-
-    written: str  # as the file or setting wrote it
-    resolved: Path
-    source: str  # who names it: the importing guide (for a guide file or extra path: itself)
-    kind: Literal["guide", "extra_path", "import"] = "import"
-
-    def describe(self) -> str:
-        return f"{self.written} -> {self.resolved}"
-
-
-@dataclass(frozen=True)
-class Expansion:
-    """Expanded text, the files pulled in (in order), the problems met, the imports not read
-    because they lead outside the workspace."""
-
-    text: str
-    files: list[Path] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    outside: list[OutsidePath] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -94,75 +63,6 @@ def read_guide_file(path: Path) -> str:
         raise GuideReadError(reason, missing=e.missing) from e
 
 
-def expand_imports(
-    text: str,
-    source: Path,
-    read: Callable[[Path], str],
-    *,
-    home: Path | None = None,
-    max_depth: int = MAX_IMPORT_DEPTH,
-    label: Callable[[Path], str] = str,
-    may_read: Callable[[Path], bool] | None = None,
-    max_imported_chars: int = MAX_IMPORTED_CHARS,
-) -> Expansion:
-    """Expand `<!-- @import path -->` in `text`, which was read from the file `source`.
-
-    Pure over `read` (which raises GuideReadError or OSError for an unusable file). The directives
-    in `text` are level 1; a directive deeper than `max_depth`, one that closes a cycle, or one
-    whose file cannot be read is left exactly as written and reported once. Paths are relative to
-    the importing file's directory; a leading `~` means `home` (the real home directory if None).
-    A target `may_read` refuses (one outside the workspace) is left as written and listed in
-    `outside`, without a warning: the caller reports those together. Once the imports read add up
-    to `max_imported_chars`, the remaining directives are left as written.
-    """
-    files: list[Path] = []
-    warnings: list[str] = []
-    outside: list[OutsidePath] = []
-    root = _normalize(source)
-    imported = 0
-
-    def expand(body: str, importer: Path, depth: int, chain: frozenset[Path]) -> str:
-        def replace(match: re.Match[str]) -> str:
-            nonlocal imported
-            directive = match.group(0)
-            where = f"{label(importer)}: {directive}"
-            if depth > max_depth:
-                warnings.append(f"{where}: nested deeper than {max_depth} levels; left as written")
-                return directive
-            target = _resolve(match.group("path"), importer.parent, home)
-            if may_read is not None and not may_read(target):
-                found = OutsidePath(match.group("path"), _real(target), label(importer))
-                if found not in outside:
-                    outside.append(found)
-                return directive
-            if target in chain:
-                warnings.append(f"{where}: import cycle back to {label(target)}; left as written")
-                return directive
-            if imported >= max_imported_chars:
-                warnings.append(
-                    f"{label(root)}: imports add up to more than {max_imported_chars} characters; "
-                    "the rest are left as written"
-                )
-                return directive
-            try:
-                content = read(target)
-            except GuideReadError as e:
-                warnings.append(f"{where}: {label(target)}: {e.reason}; left as written")
-                return directive
-            except OSError as e:
-                warnings.append(f"{where}: {label(target)}: {_os_reason(e)}; left as written")
-                return directive
-            imported += len(content)
-            if target not in files:
-                files.append(target)
-            return expand(content, target, depth + 1, chain | {target}).rstrip("\n")
-
-        return IMPORT_RE.sub(replace, body)
-
-    expanded = expand(text, root, 1, frozenset({root}))
-    return Expansion(expanded, files, _unique(warnings), outside)
-
-
 def discover_guides(
     workspace: Path,
     *,
@@ -181,69 +81,86 @@ def discover_guides(
     read only when they resolve inside the workspace, or with `allow_outside` (a trusted
     workspace); the others are listed in `outside`.
     """
-    workspace = _normalize(workspace)
-    label = _labeller(workspace, home)
+    workspace = normalize(workspace)
+    found = _Discovery(workspace, home, read, allow_outside, _labeller(workspace, home))
     # (path, confined to the workspace, as written), in the order they are tried
     candidates: list[tuple[Path, bool, str | None]] = [
         (workspace / name, True, None) for name in PROJECT_CANDIDATES
     ]
-    candidates.append((_normalize(home / USER_GUIDE), False, None))
-    candidates.extend((_resolve(str(p), workspace, home), False, None) for p in extra_paths)
-    candidates.extend((_resolve(str(p), workspace, home), True, str(p)) for p in project_paths)
-
-    sections: list[tuple[Path, str]] = []
-    files: list[Path] = []
-    warnings: list[str] = []
-    outside: list[OutsidePath] = []
-
-    def may_read(path: Path) -> bool:
-        # A missing path is let through, so it is reported as missing like any other.
-        return allow_outside or is_inside(path, workspace) or not os.path.exists(path)
-
-    def load(path: Path, text: str, confined: bool) -> None:
-        files.append(path)
-        # Only CLAUDE* guides expand imports; AGENTS.md (and any other name) is taken verbatim.
-        if path.name.startswith("CLAUDE"):
-            expansion = expand_imports(
-                text, path, read, home=home, label=label, may_read=may_read if confined else None
-            )
-            text = expansion.text
-            files.extend(f for f in expansion.files if f not in files)
-            warnings.extend(expansion.warnings)
-            outside.extend(o for o in expansion.outside if o not in outside)
-        if text.strip():
-            sections.append((path, text))
-
-    def usable(path: Path, confined: bool, setting: str | None) -> str | None:
-        if confined and not may_read(path):
-            written = setting if setting is not None else label(path)
-            kind: Literal["guide", "extra_path"] = "extra_path" if setting else "guide"
-            outside.append(OutsidePath(written, _real(path), label(path), kind))
-            return None
-        return _read(path, read, label, warnings)
-
+    candidates.append((normalize(home / USER_GUIDE), False, None))
+    candidates.extend((resolve(str(p), workspace, home), False, None) for p in extra_paths)
+    candidates.extend((resolve(str(p), workspace, home), True, str(p)) for p in project_paths)
     for path, confined, setting in candidates:
         # A candidate that exists but cannot be used (binary, a directory, no permission, outside
         # the workspace) gives no rules, so it must not block the rest of the list.
-        text = usable(path, confined, setting)
+        text = found.usable(path, confined, setting)
         if text is not None:
             # The first usable candidate is the guide, even when empty: an empty AGENTS.md still
             # means "this project has a guide", so the user-level fallback does not apply.
-            load(path, text, confined)
+            found.load(path, text, confined)
             break
-
     local = workspace / LOCAL_GUIDE
-    local_text = usable(local, True, None)
+    local_text = found.usable(local, True, None)
     if local_text is not None and local_text.strip():
-        load(local, local_text, True)
+        found.load(local, local_text, True)
+    return found.result(budget_bytes)
 
-    combined = "\n\n".join(f"# Guide: {label(p)}\n\n{_trim_blank_edges(t)}" for p, t in sections)
-    if combined:
-        combined += "\n"
-    combined, cut_warning = cut_to_budget(combined, budget_bytes)
-    if cut_warning:
-        warnings.append(cut_warning)
-    return GuideResult(combined, files, _unique(warnings), outside)
+
+@dataclass
+class _Discovery:
+    """One discovery's settings and what it has gathered: guide sections, files, warnings and
+    the project paths left unread."""
+
+    workspace: Path
+    home: Path
+    read: Callable[[Path], str]
+    allow_outside: bool
+    label: Callable[[Path], str]
+    sections: list[tuple[Path, str]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    outside: list[OutsidePath] = field(default_factory=list)
+
+    def may_read(self, path: Path) -> bool:
+        # A missing path is let through, so it is reported as missing like any other.
+        return self.allow_outside or is_inside(path, self.workspace) or not os.path.exists(path)
+
+    def usable(self, path: Path, confined: bool, setting: str | None) -> str | None:
+        """The file's text, or None: missing, unusable (warned) or outside (listed)."""
+        if confined and not self.may_read(path):
+            written = setting if setting is not None else self.label(path)
+            kind: Literal["guide", "extra_path"] = "extra_path" if setting else "guide"
+            self.outside.append(OutsidePath(written, real(path), self.label(path), kind))
+            return None
+        return _read(path, self.read, self.label, self.warnings)
+
+    def load(self, path: Path, text: str, confined: bool) -> None:
+        self.files.append(path)
+        # Only CLAUDE* guides expand imports; AGENTS.md (and any other name) is taken verbatim.
+        if path.name.startswith("CLAUDE"):
+            may_read = self.may_read if confined else None
+            expansion = expand_imports(
+                text, path, self.read, home=self.home, label=self.label, may_read=may_read
+            )
+            text = expansion.text
+            self.files.extend(f for f in expansion.files if f not in self.files)
+            self.warnings.extend(expansion.warnings)
+            self.outside.extend(o for o in expansion.outside if o not in self.outside)
+        if text.strip():
+            self.sections.append((path, text))
+
+    def result(self, budget_bytes: int) -> GuideResult:
+        """The sections joined under their headings and cut to the budget."""
+        label = self.label
+        combined = "\n\n".join(
+            f"# Guide: {label(p)}\n\n{_trim_blank_edges(t)}" for p, t in self.sections
+        )
+        if combined:
+            combined += "\n"
+        combined, cut_warning = cut_to_budget(combined, budget_bytes)
+        if cut_warning:
+            self.warnings.append(cut_warning)
+        return GuideResult(combined, self.files, unique(self.warnings), self.outside)
 
 
 def cut_to_budget(text: str, budget_bytes: int) -> tuple[str, str | None]:
@@ -281,29 +198,12 @@ def _read(
     except FileNotFoundError:
         pass
     except OSError as e:
-        warnings.append(f"{label(path)}: {_os_reason(e)}; skipped")
+        warnings.append(f"{label(path)}: {os_reason(e)}; skipped")
     return None
 
 
-def _resolve(raw: str, base_dir: Path, home: Path | None) -> Path:
-    if raw == "~" or raw.startswith(("~/", "~" + os.sep)):
-        path = (home if home is not None else Path.home()) / raw[2:]
-    else:
-        path = Path(raw).expanduser() if raw.startswith("~") else Path(raw)
-    return _normalize(base_dir / path)
-
-
-def _real(path: Path) -> Path:
-    return Path(os.path.realpath(path))
-
-
-def _normalize(path: Path) -> Path:
-    # Lexical only (no resolve()): keeps the expander pure; depth bounds any symlink loop.
-    return Path(os.path.normpath(path))
-
-
 def _labeller(workspace: Path, home: Path) -> Callable[[Path], str]:
-    home = _normalize(home)
+    home = normalize(home)
 
     def label(path: Path) -> str:
         if path.is_relative_to(workspace):
@@ -315,20 +215,5 @@ def _labeller(workspace: Path, home: Path) -> Callable[[Path], str]:
     return label
 
 
-def _os_reason(e: OSError) -> str:
-    if isinstance(e, FileNotFoundError):
-        return "file not found"
-    if isinstance(e, IsADirectoryError):
-        return "is a directory, not a file"
-    if isinstance(e, PermissionError):
-        return "permission denied"
-    return f"cannot read ({e.strerror or e})"
-
-
 def _trim_blank_edges(text: str) -> str:
     return text.strip("\n")
-
-
-def _unique(items: list[str]) -> list[str]:
-    """Each warning once, with control characters from file text made visible."""
-    return [visible(item) for item in dict.fromkeys(items)]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from peri_cli.base.messages import ImagePart, TextPart, ThinkingPart, ToolResultPart, ToolUsePart
-from peri_cli.context.projection import (
+from peri_cli.context.directives import (
     ATTACHED,
     ATTACHED_AGAIN,
     Directive,
@@ -22,9 +22,9 @@ from peri_cli.context.projection import (
     ReplaceImage,
     TruncateResult,
     TruncateText,
-    cut_middle,
 )
-from peri_cli.context.tokens import IMAGE_TOKENS_MAX, estimate_tokens
+from peri_cli.context.estimate import IMAGE_TOKENS_MAX, estimate_tokens
+from peri_cli.context.textcut import cut_middle
 from peri_cli.session.transcript import MessageEntry
 from peri_cli.session.turns import is_human_turn, origin_of
 

@@ -7,8 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from peri_cli.base.messages import ImagePart, Message, ToolResultPart, Usage, dump_message
+from peri_cli.context.estimate import IMAGE_TOKENS_MAX
 from peri_cli.context.projection import project
-from peri_cli.context.tokens import IMAGE_TOKENS_MAX, RATIO_MAX
+from peri_cli.context.tokens import RATIO_MAX
 from peri_cli.session.transcript import (
     ClearMarker,
     CompactBoundary,

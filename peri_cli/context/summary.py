@@ -17,7 +17,8 @@ from peri_cli.base.messages import (
     user_text,
 )
 from peri_cli.context.micro import ORIGIN_SUMMARY, _json
-from peri_cli.context.projection import cut_middle, normalize
+from peri_cli.context.textcut import cut_middle
+from peri_cli.context.viewrules import normalize
 from peri_cli.session.transcript import MessageEntry
 from peri_cli.session.turns import is_typed, origin_of
 

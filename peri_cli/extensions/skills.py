@@ -27,7 +27,7 @@ from peri_cli.base.frontmatter import (
 )
 from peri_cli.base.safe_read import SafeReadError, is_inside, read_bytes, resolved
 from peri_cli.base.textsafe import visible
-from peri_cli.context.tokens import estimate_tokens
+from peri_cli.context.estimate import estimate_tokens
 
 Scope = Literal["personal", "project", "builtin"]
 Status = Literal["active", "shadowed", "broken"]

@@ -25,7 +25,7 @@ from peri_cli.base.mcp_entry import describe_line
 from peri_cli.base.safe_read import SafeReadError, read_text
 from peri_cli.base.settings import SettingKey, SettingsLayer
 from peri_cli.base.textsafe import visible
-from peri_cli.context.guides import OutsidePath
+from peri_cli.context.guide_imports import OutsidePath
 from peri_cli.context.meta import CAPABILITY_NAMES
 
 TRUST_FILE = "trusted-workspaces.json"

@@ -9,7 +9,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from peri_cli.agent.compaction import CompactConfig, Compactor
+from peri_cli.agent.compaction.compactor import Compactor
+from peri_cli.agent.compaction.config import CompactConfig
 from peri_cli.agent.factory import AgentConfig, AgentFactory
 from peri_cli.agent.host import CommandError, ExtraCommand, ServerQuestion, StartupError
 from peri_cli.agent.loop import Agent
@@ -18,7 +19,8 @@ from peri_cli.agent.workspace import load_workspace, settle, workspace_guides
 from peri_cli.base.childenv import child_env
 from peri_cli.base.models import context_window, default_model
 from peri_cli.base.provider import Provider
-from peri_cli.base.settings import LoadedSettings, Settings, SettingsError, peri_home_from_env
+from peri_cli.base.settings import LoadedSettings, Settings, peri_home_from_env
+from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import ToolRegistry
 from peri_cli.context.contributions import ContributionChain, default_chain
@@ -43,7 +45,8 @@ from peri_cli.permissions.trust import (
 )
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
-from peri_cli.session.transcript import Snapshot, TranscriptError
+from peri_cli.session.transcript import Snapshot
+from peri_cli.session.transcript_file import TranscriptError
 
 if TYPE_CHECKING:
     from peri_cli.mcp.boot import Boot

@@ -9,7 +9,8 @@ from pathlib import Path
 from peri_cli.base.messages import Usage
 from peri_cli.base.models import cost_usd
 from peri_cli.session.store import AGENTS_DIR
-from peri_cli.session.transcript import Entry, MessageEntry, TranscriptError, load
+from peri_cli.session.transcript import Entry, MessageEntry
+from peri_cli.session.transcript_file import TranscriptError, load
 
 
 @dataclass

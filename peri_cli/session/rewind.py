@@ -26,9 +26,8 @@ from peri_cli.session.transcript import (
     FileState,
     MessageEntry,
     RewindMarker,
-    TranscriptError,
-    load,
 )
+from peri_cli.session.transcript_file import TranscriptError, load
 from peri_cli.session.turns import is_typed
 
 if TYPE_CHECKING:

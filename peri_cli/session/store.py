@@ -15,23 +15,22 @@ from pathlib import Path
 from peri_cli.base.ids import is_session_id, session_id
 from peri_cli.base.messages import TextPart
 from peri_cli.session.transcript import (
-    AgentRef,
-    AgentStatus,
     ClearMarker,
     Entry,
     Header,
-    LoadResult,
     MessageEntry,
     ParentRef,
     Snapshot,
     TornLineRepair,
-    TranscriptError,
-    TranscriptWriter,
     dump_entry,
-    load,
-    load_tail,
     now_iso,
     parse_entry,
+)
+from peri_cli.session.transcript_file import (
+    LoadResult,
+    TranscriptError,
+    TranscriptWriter,
+    load_tail,
     peek,
     read_older,
 )
@@ -357,57 +356,3 @@ def _link_or_copy(src: str, dst: str) -> None:
 
 def glob_escape(text: str) -> str:
     return re.sub(r"([*?\[])", r"[\1]", text)
-
-
-# --- SubAgent transcripts ------------------------------------------------------------------------
-
-
-def create_child(parent: Session, child_id: str, ref: AgentRef) -> Session:
-    """A SubAgent's own transcript beside its parent's, with the parent's frozen snapshot."""
-    path = parent.dir / AGENTS_DIR / f"{child_id}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    header = Header(
-        session_id=child_id, workspace=parent.header.workspace, snapshot=parent.snapshot, agent=ref
-    )
-    writer = TranscriptWriter(path)
-    writer.append(header)
-    info = SessionInfo(
-        id=child_id, title=ref.description, created=header.ts, updated=header.ts, message_count=0
-    )
-    return Session(path, LoadResult(header=header, entries=[header]), writer, info)
-
-
-@dataclass(frozen=True)
-class ChildRecord:
-    """A SubAgent of a session as its transcript tells it (for resume and /agents)."""
-
-    id: str
-    ref: AgentRef
-    state: str  # the last status; `running` with no process behind it reads as interrupted
-    detail: str
-    path: Path
-    created: str
-
-
-def list_children(session_dir: Path) -> list[ChildRecord]:
-    """The SubAgents recorded under a session folder, oldest first; unreadable ones skipped."""
-    folder = session_dir / AGENTS_DIR
-    if not folder.is_dir():
-        return []
-    records: list[ChildRecord] = []
-    for path in folder.glob("*.jsonl"):
-        try:
-            loaded = load(path)
-        except (TranscriptError, OSError):
-            continue
-        ref = loaded.header.agent
-        if ref is None:
-            continue
-        statuses = [e for e in loaded.entries if isinstance(e, AgentStatus)]
-        state, detail = (statuses[-1].status, statuses[-1].detail) if statuses else ("queued", "")
-        if state == "running":
-            state, detail = "interrupted", "its session ended while it ran"
-        header = loaded.header
-        records.append(ChildRecord(header.session_id, ref, state, detail, path, header.ts))
-    records.sort(key=lambda r: r.created)
-    return records

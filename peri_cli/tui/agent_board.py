@@ -26,7 +26,7 @@ from peri_cli.base.provider import TextDelta, ThinkingDelta
 from peri_cli.tui.tool_text import State, summarize_input
 
 if TYPE_CHECKING:
-    from peri_cli.session.store import ChildRecord
+    from peri_cli.session.children import ChildRecord
     from peri_cli.session.transcript import Entry
 
 RUNNING = frozenset({"queued", "running"})
@@ -310,8 +310,8 @@ def info_from_record(
 
 def read_children(session_dir: Path, workspace: Path | None, model: str = "") -> list[ChildInfo]:
     """Every child recorded under a session folder (run in a thread: it reads files)."""
-    from peri_cli.session.store import list_children
-    from peri_cli.session.transcript import TranscriptError, load
+    from peri_cli.session.children import list_children
+    from peri_cli.session.transcript_file import TranscriptError, load
 
     infos: list[ChildInfo] = []
     for record in list_children(session_dir):

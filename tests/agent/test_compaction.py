@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.agent.compaction import CompactConfig, Compactor
+from peri_cli.agent.compaction.compactor import Compactor
+from peri_cli.agent.compaction.config import CompactConfig
 from peri_cli.agent.loop import Agent
 from peri_cli.base.events import (
     AssistantMessage,
@@ -33,8 +34,9 @@ from peri_cli.base.settings import Settings
 from peri_cli.base.tool import ToolRegistry
 from peri_cli.context.contributions import ContributionChain
 from peri_cli.context.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
-from peri_cli.context.projection import project, validate_view
+from peri_cli.context.projection import project
 from peri_cli.context.tokens import Backend, TokenCounter
+from peri_cli.context.viewrules import validate_view
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
 from peri_cli.session.store import Session, SessionStore

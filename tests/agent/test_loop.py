@@ -19,7 +19,8 @@ from peri_cli.context.contributions import ContributionChain
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.session.store import SessionStore
-from peri_cli.session.transcript import MessageEntry, Snapshot, load
+from peri_cli.session.transcript import MessageEntry, Snapshot
+from peri_cli.session.transcript_file import load
 from peri_cli.tools import builtin_tools
 
 

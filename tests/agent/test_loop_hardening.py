@@ -16,9 +16,11 @@ from peri_cli.base.events import AssistantMessage, ToolCall, ToolFinished
 from peri_cli.base.messages import Message, TextPart, ToolUsePart
 from peri_cli.base.provider import MessageCompleted, ModelRequest, ProviderError, StreamEvent
 from peri_cli.base.tool import ANYTHING, NOTHING, PydanticTool, ToolContext, ToolOutput, Writes
-from peri_cli.context.projection import project, validate_view
+from peri_cli.context.projection import project
+from peri_cli.context.viewrules import validate_view
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
-from peri_cli.session.transcript import Interruption, MessageEntry, load
+from peri_cli.session.transcript import Interruption, MessageEntry
+from peri_cli.session.transcript_file import load
 from tests.agent.test_loop import drive, make_agent, messages_on_disk
 
 
@@ -271,7 +273,7 @@ async def test_missing_usage_is_estimated_and_marked(workspace: Path) -> None:
 
 
 def test_blank_assistant_message_is_dropped_and_neighbours_stay_valid() -> None:
-    from peri_cli.context.projection import normalize
+    from peri_cli.context.viewrules import normalize
 
     use = ToolUsePart(id="t1", name="Read", input={})
     view = normalize(

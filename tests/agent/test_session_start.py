@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from peri_cli.agent.compaction import CompactConfig
+from peri_cli.agent.compaction.config import CompactConfig
 from peri_cli.agent.sessionstart import run_session_start
 from peri_cli.base.events import Compacted, Notice
 from peri_cli.extensions.hookpoints import Hooks

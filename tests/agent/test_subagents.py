@@ -20,8 +20,10 @@ from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
 from peri_cli.extensions.extra_tools import offer_extra_tools
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
-from peri_cli.session.store import SessionStore, list_children
-from peri_cli.session.transcript import AgentStatus, MessageEntry, Snapshot, load
+from peri_cli.session.children import list_children
+from peri_cli.session.store import SessionStore
+from peri_cli.session.transcript import AgentStatus, MessageEntry, Snapshot
+from peri_cli.session.transcript_file import load
 from peri_cli.tools import builtin_tools
 from peri_cli.tools.agent import AgentTool
 
@@ -334,7 +336,7 @@ async def test_cancelling_the_parent_marks_a_foreground_child_interrupted(
 
 
 def test_a_child_left_running_loads_as_interrupted(workspace: Path) -> None:
-    from peri_cli.session.store import create_child
+    from peri_cli.session.children import create_child
     from peri_cli.session.transcript import AgentRef
 
     store = SessionStore(workspace.parent / "home", workspace)

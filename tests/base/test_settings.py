@@ -12,11 +12,11 @@ import pytest
 from peri_cli.base.settings import (
     CompactSettings,
     Settings,
-    SettingsError,
     Source,
     load_settings,
     peri_home_from_env,
 )
+from peri_cli.base.settings_check import SettingsError
 
 
 @pytest.fixture

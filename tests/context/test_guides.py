@@ -11,13 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from peri_cli.context.guide_imports import MAX_IMPORT_DEPTH, GuideReadError, expand_imports
 from peri_cli.context.guides import (
     MAX_GUIDE_FILE_BYTES,
-    MAX_IMPORT_DEPTH,
-    GuideReadError,
     cut_to_budget,
     discover_guides,
-    expand_imports,
     read_guide_file,
 )
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from peri_cli.agent.workspace import load_workspace
-from peri_cli.base.settings import LoadedSettings, SettingsError, load_settings
+from peri_cli.base.settings import LoadedSettings, load_settings
+from peri_cli.base.settings_check import SettingsError
 from peri_cli.context.meta import (
     ALL_ON,
     BUILTIN_SUBAGENTS,

@@ -15,8 +15,7 @@ from peri_cli.base.messages import (
     tool_result,
     user_text,
 )
-from peri_cli.context.micro import Unit, collect_units, plan_micro, protected_keys, protected_start
-from peri_cli.context.projection import (
+from peri_cli.context.directives import (
     Directive,
     DropThinking,
     ElideInput,
@@ -25,12 +24,11 @@ from peri_cli.context.projection import (
     TruncateText,
     active_directives,
     dump_directives,
-    project,
-    render_message,
-    validate_view,
-    visible_entries,
 )
-from peri_cli.context.tokens import estimate_tokens
+from peri_cli.context.estimate import estimate_tokens
+from peri_cli.context.micro import Unit, collect_units, plan_micro, protected_keys, protected_start
+from peri_cli.context.projection import project, render_message, visible_entries
+from peri_cli.context.viewrules import validate_view
 from peri_cli.session.transcript import Entry, MessageEntry, ProjectionEntry
 from tests.builders import (
     assistant,

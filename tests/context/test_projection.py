@@ -23,22 +23,18 @@ from peri_cli.base.messages import (
     tool_result,
     user_text,
 )
-from peri_cli.context.micro import plan_micro
-from peri_cli.context.projection import (
+from peri_cli.context.directives import (
     DropThinking,
     ElideInput,
     ReplaceImage,
     TruncateResult,
-    cut_middle,
-    cut_points,
     dump_directives,
-    is_boundary,
     parse_directives,
-    project,
-    render_message,
-    validate_view,
-    visible_entries,
 )
+from peri_cli.context.micro import plan_micro
+from peri_cli.context.projection import project, render_message, visible_entries
+from peri_cli.context.textcut import cut_middle, cut_points, is_boundary
+from peri_cli.context.viewrules import validate_view
 from peri_cli.session.transcript import (
     CompactBoundary,
     Entry,

@@ -1,7 +1,8 @@
 """The base rules of the model view: clear markers, boundaries, and an API-valid shape."""
 
 from peri_cli.base.messages import Message, TextPart, ToolUsePart, tool_result, user_text
-from peri_cli.context.projection import normalize, project
+from peri_cli.context.projection import project
+from peri_cli.context.viewrules import normalize
 from peri_cli.session.transcript import ClearMarker, CompactBoundary, MessageEntry
 
 

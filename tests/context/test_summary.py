@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from peri_cli.base.messages import Message, TextPart, ToolUsePart, tool_result, user_text
+from peri_cli.context.directives import TruncateResult
 from peri_cli.context.micro import ORIGIN_SUMMARY
-from peri_cli.context.projection import TruncateResult, visible_entries
+from peri_cli.context.projection import visible_entries
 from peri_cli.context.summary import (
     USER_TEXTS_KEY,
     files_read,

@@ -23,20 +23,19 @@ from peri_cli.base.messages import (
     ToolUsePart,
     user_text,
 )
-from peri_cli.context.tokens import (
+from peri_cli.context.encoding import (
     CHUNK_CHARS,
     DEFAULT_ENCODING_PATH,
-    IMAGE_TOKENS_MAX,
-    MESSAGE_OVERHEAD,
     O200K_BASE_SHA256,
+    load_encoding,
+)
+from peri_cli.context.estimate import IMAGE_TOKENS_MAX, estimate_tokens, image_size, image_tokens
+from peri_cli.context.tokens import (
+    MESSAGE_OVERHEAD,
     RATIO_MAX,
     RATIO_MIN,
     TokenCounter,
     default_counter,
-    estimate_tokens,
-    image_size,
-    image_tokens,
-    load_encoding,
 )
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.session.transcript import Interruption, MessageEntry, TornLineRepair, load
+from peri_cli.session.transcript import Interruption, MessageEntry, TornLineRepair
+from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import Peri, texts
 
 

@@ -8,7 +8,8 @@ import signal
 import time
 from pathlib import Path
 
-from peri_cli.session.transcript import MessageEntry, load
+from peri_cli.session.transcript import MessageEntry
+from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import API_KEY, Peri, system_text, texts
 
 

@@ -6,7 +6,8 @@ import json
 import subprocess
 import sys
 
-from peri_cli.session.transcript import MessageEntry, load
+from peri_cli.session.transcript import MessageEntry
+from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import Peri, texts
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from peri_cli.context.snapshot import base_section
-from peri_cli.session.transcript import load
+from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import Peri, system_text
 from tests.e2e.test_mcp_e2e import TIME, execute, script, tool_names, tool_results
 from tests.mcp.helpers import pids

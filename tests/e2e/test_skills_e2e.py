@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.session.transcript import load
+from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import Peri, texts
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "skills-anthropic"

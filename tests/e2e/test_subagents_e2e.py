@@ -6,8 +6,9 @@ import json
 import signal
 import time
 
-from peri_cli.session.store import list_children
-from peri_cli.session.transcript import AgentStatus, MessageEntry, load
+from peri_cli.session.children import list_children
+from peri_cli.session.transcript import AgentStatus, MessageEntry
+from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import Peri, system_text, texts
 
 

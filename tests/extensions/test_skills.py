@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.context.tokens import estimate_tokens
+from peri_cli.context.estimate import estimate_tokens
 from peri_cli.extensions.skills import (
     BUILTIN_ROOT,
     MAX_FRONT_MATTER_BYTES,

@@ -323,7 +323,7 @@ def test_user_extra_paths_are_not_loosenings(ws: Path, peri_home: Path, home: Pa
 def test_item16_fifo_settings_in_the_workspace_do_not_hang(
     ws: Path, peri_home: Path, home: Path
 ) -> None:
-    from peri_cli.base.settings import SettingsError
+    from peri_cli.base.settings_check import SettingsError
 
     (ws / ".peri").mkdir()
     os.mkfifo(ws / ".peri" / "settings.json")

@@ -5,7 +5,8 @@ import pytest
 
 from peri_cli.base.messages import Message, TextPart, user_text
 from peri_cli.session.store import SessionNotFound, SessionStore, workspace_key
-from peri_cli.session.transcript import MessageEntry, SessionLocked, Snapshot, TranscriptError, load
+from peri_cli.session.transcript import MessageEntry, Snapshot
+from peri_cli.session.transcript_file import SessionLocked, TranscriptError, load
 
 
 @pytest.fixture

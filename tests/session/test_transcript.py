@@ -24,12 +24,14 @@ from peri_cli.session.transcript import (
     Header,
     MessageEntry,
     ProjectionEntry,
-    SessionLocked,
     Snapshot,
     TornLineRepair,
+    dump_entry,
+)
+from peri_cli.session.transcript_file import (
+    SessionLocked,
     TranscriptError,
     TranscriptWriter,
-    dump_entry,
     load,
     load_tail,
     read_older,

@@ -15,7 +15,8 @@ from peri_cli.permissions.asking import Mode
 from peri_cli.providers.scripted import ReplySource, ScriptedProvider
 from peri_cli.sdk.runtime import Runtime
 from peri_cli.session.store import SessionStore
-from peri_cli.session.transcript import Entry, Header, MessageEntry, Snapshot, TranscriptWriter
+from peri_cli.session.transcript import Entry, Header, MessageEntry, Snapshot
+from peri_cli.session.transcript_file import TranscriptWriter
 from peri_cli.tui.app import PeriApp
 
 FIXED_NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC

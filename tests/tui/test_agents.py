@@ -13,7 +13,7 @@ from peri_cli.base.messages import ToolResultPart, Usage
 from peri_cli.base.provider import ModelRequest
 from peri_cli.context.tokens import TokenCounter
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
-from peri_cli.session.store import list_children
+from peri_cli.session.children import list_children
 from peri_cli.session.transcript import MessageEntry
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.agent_pane import AgentPane

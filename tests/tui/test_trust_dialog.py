@@ -15,7 +15,7 @@ from peri_cli.cli import build_parser
 from peri_cli.permissions.trust import TRUST_FILE, Loosening, TrustStore
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.sdk.runtime import Runtime, build_runtime
-from peri_cli.session.transcript import load
+from peri_cli.session.transcript_file import load
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.trust_dialog import TrustDialog, dialog_text
 from peri_cli.tui.widgets.permission_prompt import PermissionPrompt

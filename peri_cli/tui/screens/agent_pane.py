@@ -158,7 +158,7 @@ class AgentPane(ModalScreen[None]):
 
     async def _show_transcript(self, path: Path) -> None:
         """A child of a resumed session: its record, as a resumed conversation shows one."""
-        from peri_cli.session.transcript import TranscriptError, load
+        from peri_cli.session.transcript_file import TranscriptError, load
         from peri_cli.tui.items import display_items
 
         try:
