@@ -547,7 +547,8 @@ class PeriApp(App[int]):
         if not text.startswith("/"):
             return None
         from peri_cli.agent.host import CommandError
-        from peri_cli.extensions.skills import SkillError, invoke_user_skill
+        from peri_cli.extensions.skills.catalog import SkillError
+        from peri_cli.extensions.skills.invocation import invoke_user_skill
 
         try:
             invocation = invoke_user_skill(self.runtime.skills, text.strip())
