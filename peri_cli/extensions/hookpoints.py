@@ -9,15 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from peri_cli.base.events import Notice
+from peri_cli.extensions.hookanswers import HookOutcome, StopGuard
+from peri_cli.extensions.hookpayloads import SessionInfo, payload
 from peri_cli.extensions.hookrun import run_hooks
-from peri_cli.extensions.hooks import (
-    HookConfig,
-    HookEvent,
-    HookOutcome,
-    SessionInfo,
-    StopGuard,
-    payload,
-)
+from peri_cli.extensions.hooks import HookConfig, HookEvent
 
 
 @dataclass
