@@ -21,21 +21,19 @@ from peri_cli.base.settings import (
 )
 from peri_cli.context.guides import GuideResult, discover_guides
 from peri_cli.extensions.hooks import hook_loosenings
+from peri_cli.permissions.loosenings import DETECTORS, find_loosenings, guide_loosenings
 from peri_cli.permissions.rules import allow_rule_loosenings
 from peri_cli.permissions.trust import (
-    DETECTORS,
     Loosening,
     TrustState,
-    TrustStore,
     WorkspaceFiles,
     assess,
-    find_loosenings,
-    guide_loosenings,
     withheld_settings,
 )
+from peri_cli.permissions.truststore import TrustStore
 
-# What a repository's settings files would loosen: modes and MCP servers (core/trust.py), allow
-# rules and hooks (their own modules, which import trust: so they are joined here).
+# What a repository's settings files would loosen: modes and MCP servers (permissions/loosenings.py),
+# allow rules and hooks (their own modules, which import trust: so they are joined here).
 ALL_DETECTORS = (*DETECTORS, allow_rule_loosenings, hook_loosenings)
 
 

@@ -36,13 +36,8 @@ from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rules import RuleSet, rules_from_cli, ruleset_from_layers
-from peri_cli.permissions.trust import (
-    Loosening,
-    TrustRecord,
-    TrustState,
-    TrustStore,
-    TrustStoreError,
-)
+from peri_cli.permissions.trust import Loosening, TrustState
+from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
 from peri_cli.session.transcript import Snapshot, TranscriptError
