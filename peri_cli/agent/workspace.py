@@ -32,8 +32,9 @@ from peri_cli.permissions.trust import (
 )
 from peri_cli.permissions.truststore import TrustStore
 
-# What a repository's settings files would loosen: modes and MCP servers (permissions/loosenings.py),
-# allow rules and hooks (their own modules, which import trust: so they are joined here).
+# What a repository's settings files would loosen: modes and MCP servers (the detectors of
+# permissions/loosenings.py), allow rules and hooks (their own modules, which import trust: so
+# they are joined here).
 ALL_DETECTORS = (*DETECTORS, allow_rule_loosenings, hook_loosenings)
 
 
