@@ -1,8 +1,8 @@
 """A workspace's settings and guides as far as its trust allows.
 
-The settings files are read once; they are merged with or without what the repository's own files
-would loosen (`core/trust.py` says what that is), and the guide discovery keeps a project file's
-paths inside the workspace until it is trusted.
+The settings files are read once; they are merged with or without what the repository's own
+files would loosen (`permissions/trust.py` says what that is), and the guide discovery keeps a
+project file's paths inside the workspace until it is trusted.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Where the agent loop calls the user's command hooks (core/hooks.py, core/hookrun.py): one small
-object per session that knows the session, the workspace's trust and the hook settings."""
+"""Where the agent loop calls the user's command hooks (configured in hooks.py, sent
+hookpayloads.py, run by hookrun.py, answers read by hookanswers.py): one small object per
+session that knows the session, the workspace's trust and the hook settings."""
 
 from __future__ import annotations
 
