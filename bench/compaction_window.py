@@ -41,7 +41,7 @@ from peri_cli.context.contributions import ContributionChain
 from peri_cli.context.snapshot import SnapshotInputs, build_snapshot
 from peri_cli.context.tokens import TokenCounter
 from peri_cli.permissions.policy import PermissionPolicy
-from peri_cli.providers.anthropic import AnthropicProvider
+from peri_cli.providers.anthropic.provider import AnthropicProvider
 from peri_cli.session.store import SessionStore
 from peri_cli.tools import builtin_tools
 from tests.fakeserver import FakeServer

@@ -100,8 +100,8 @@ def measure_phases(agent: Any, req: Any, view: list[Any], reps: int) -> dict[str
     from peri_cli.base.messages import dump_message
     from peri_cli.context.contributions import RequestContext
     from peri_cli.context.projection import project
-    from peri_cli.providers import anthropic as anth
-    from peri_cli.providers import openai as oai
+    from peri_cli.providers.anthropic import request as anth
+    from peri_cli.providers.openai import request as oai
 
     params = anth.build_params(req)
     ctx = RequestContext(workspace=agent.policy.workspace, turn=agent.turns)
@@ -133,7 +133,7 @@ def main() -> None:  # noqa: PLR0915
     u.banner("bench/request_build.py — per-request overhead")
 
     from peri_cli.cli import build_parser
-    from peri_cli.providers import anthropic as anth
+    from peri_cli.providers.anthropic import request as anth
     from peri_cli.sdk.runtime import build_runtime
 
     rows, first_rows, totals = [], [], {}

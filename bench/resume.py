@@ -41,7 +41,7 @@ def rss():
     return int(d['VmRSS'].split()[0]) / 1024, int(d['VmHWM'].split()[0]) / 1024
 from peri_cli.cli import build_parser
 from peri_cli.sdk.runtime import build_runtime
-from peri_cli.providers.anthropic import build_params
+from peri_cli.providers.anthropic.request import build_params
 t_import = time.perf_counter()
 runtime = build_runtime(build_parser().parse_args(['-r', SESSION_ID]), os.environ)
 t_runtime = time.perf_counter()
@@ -86,7 +86,7 @@ def profile_request(env: dict[str, str], ws: Path, session_id: str) -> str:
     import os
 
     from peri_cli.cli import build_parser
-    from peri_cli.providers.anthropic import build_params
+    from peri_cli.providers.anthropic.request import build_params
     from peri_cli.sdk.runtime import build_runtime
 
     old = dict(os.environ)

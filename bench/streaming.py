@@ -41,7 +41,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Input, Markdown
 from peri_cli.base.messages import user_text
 from peri_cli.base.provider import ModelRequest, TextDelta
-from peri_cli.providers.anthropic import AnthropicProvider
+from peri_cli.providers.anthropic.provider import AnthropicProvider
 
 class Floor(App):
     AUTO_FOCUS = "Input"
@@ -120,7 +120,7 @@ def raw_stream(url: str) -> tuple[float, int]:
     """Seconds from the first to the last delta, and deltas, through Peri's Anthropic provider."""
     from peri_cli.base.messages import user_text
     from peri_cli.base.provider import ModelRequest, TextDelta
-    from peri_cli.providers.anthropic import AnthropicProvider
+    from peri_cli.providers.anthropic.provider import AnthropicProvider
 
     async def go() -> tuple[float, int]:
         provider = AnthropicProvider(api_key="bench", base_url=url)

@@ -33,7 +33,8 @@ from peri_cli.base.retry import Retrying
 from peri_cli.base.textsafe import visible
 from peri_cli.context.pressure import stable_prefix_share
 from peri_cli.extensions.commands import parse_command
-from peri_cli.extensions.skills import SkillError, invoke_user_skill
+from peri_cli.extensions.skills.catalog import SkillError
+from peri_cli.extensions.skills.invocation import invoke_user_skill
 from peri_cli.sdk.runtime import Runtime
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from peri_cli.base.settings import LoadedSettings, Settings
     from peri_cli.context.meta import MetaState
     from peri_cli.extensions.hooks import SessionStartSource
-    from peri_cli.extensions.skills import SkillCatalog
+    from peri_cli.extensions.skills.catalog import SkillCatalog
     from peri_cli.permissions.trust import TrustState
     from peri_cli.session.store import Session, SessionStore
 

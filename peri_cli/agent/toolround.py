@@ -37,8 +37,8 @@ from peri_cli.base.tool import (
     Writes,
 )
 from peri_cli.extensions.extra_tools import Unwrapping
+from peri_cli.extensions.hookanswers import HookOutcome
 from peri_cli.extensions.hookpoints import Hooks, notices
-from peri_cli.extensions.hooks import HookOutcome
 from peri_cli.permissions.policy import Decision, PermissionPolicy
 
 

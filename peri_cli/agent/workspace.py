@@ -1,8 +1,8 @@
 """A workspace's settings and guides as far as its trust allows.
 
-The settings files are read once; they are merged with or without what the repository's own files
-would loosen (`core/trust.py` says what that is), and the guide discovery keeps a project file's
-paths inside the workspace until it is trusted.
+The settings files are read once; they are merged with or without what the repository's own
+files would loosen (`permissions/trust.py` says what that is), and the guide discovery keeps a
+project file's paths inside the workspace until it is trusted.
 """
 
 from __future__ import annotations
@@ -21,21 +21,20 @@ from peri_cli.base.settings import (
 )
 from peri_cli.context.guides import GuideResult, discover_guides
 from peri_cli.extensions.hooks import hook_loosenings
+from peri_cli.permissions.loosenings import DETECTORS, find_loosenings, guide_loosenings
 from peri_cli.permissions.rules import allow_rule_loosenings
 from peri_cli.permissions.trust import (
-    DETECTORS,
     Loosening,
     TrustState,
-    TrustStore,
     WorkspaceFiles,
     assess,
-    find_loosenings,
-    guide_loosenings,
     withheld_settings,
 )
+from peri_cli.permissions.truststore import TrustStore
 
-# What a repository's settings files would loosen: modes and MCP servers (core/trust.py), allow
-# rules and hooks (their own modules, which import trust: so they are joined here).
+# What a repository's settings files would loosen: modes and MCP servers (the detectors of
+# permissions/loosenings.py), allow rules and hooks (their own modules, which import trust: so
+# they are joined here).
 ALL_DETECTORS = (*DETECTORS, allow_rule_loosenings, hook_loosenings)
 
 

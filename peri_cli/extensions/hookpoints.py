@@ -1,5 +1,6 @@
-"""Where the agent loop calls the user's command hooks (core/hooks.py, core/hookrun.py): one small
-object per session that knows the session, the workspace's trust and the hook settings."""
+"""Where the agent loop calls the user's command hooks (configured in hooks.py, sent
+hookpayloads.py, run by hookrun.py, answers read by hookanswers.py): one small object per
+session that knows the session, the workspace's trust and the hook settings."""
 
 from __future__ import annotations
 
@@ -9,15 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from peri_cli.base.events import Notice
+from peri_cli.extensions.hookanswers import HookOutcome, StopGuard
+from peri_cli.extensions.hookpayloads import SessionInfo, payload
 from peri_cli.extensions.hookrun import run_hooks
-from peri_cli.extensions.hooks import (
-    HookConfig,
-    HookEvent,
-    HookOutcome,
-    SessionInfo,
-    StopGuard,
-    payload,
-)
+from peri_cli.extensions.hooks import HookConfig, HookEvent
 
 
 @dataclass

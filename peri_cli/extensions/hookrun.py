@@ -13,14 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from peri_cli.base.childenv import child_env
-from peri_cli.extensions.hooks import (
-    Hook,
-    HookEvent,
-    HookOutcome,
-    HookRun,
-    encode_payload,
-    interpret,
-)
+from peri_cli.extensions.hookanswers import HookOutcome, HookRun, interpret
+from peri_cli.extensions.hookpayloads import encode_payload
+from peri_cli.extensions.hooks import Hook, HookEvent
 
 MAX_OUTPUT_BYTES = 1 << 20  # per stream; the rest is read and dropped
 _DRAIN_SECONDS = 1.0  # after the hook ended, how long output still in flight may take

@@ -6,7 +6,7 @@ server start-up never hold up the first screen, and `close()` is an ordinary cal
 every server is stopped (the SDK ends a stdio server's whole process group).
 
 Registries belong to the agent's thread: tool changes are queued per registry and applied there
-(`RegistryBinding.sync`), never from the manager's thread.
+(`binding.RegistryBinding`), never from the manager's thread.
 """
 
 from __future__ import annotations
@@ -17,27 +17,26 @@ import contextlib
 import logging
 import os
 import threading
-import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import ToolError, ToolRegistry
+from peri_cli.mcp.binding import RegistryBinding, ServerSource
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.latch import Latch
 from peri_cli.mcp.names import clean, tool_prefix
 from peri_cli.mcp.plan import Skipped
 from peri_cli.mcp.prompts import McpPrompt, PromptText, prompt_from_sdk, render_prompt
+from peri_cli.mcp.sdklogs import quiet_sdk_logs
 from peri_cli.mcp.status import ServerStatus, State, Timeouts
-from peri_cli.mcp.tool import McpTool
+from peri_cli.mcp.tool import McpTool, wrap_tools
 
 if TYPE_CHECKING:
     from peri_cli.mcp.connection import Connection, Listing
 
 T = TypeVar("T")
 CLOSE_TIMEOUT = 10.0  # the SDK's stdio shutdown takes at most ~6 s per server, all in parallel
-_SDK_LOGGERS = ("mcp", "mcp_types", "httpx2", "httpcore2", "sse_starlette")
 
 StatusListener = Callable[[ServerStatus], None]
 
@@ -126,7 +125,7 @@ class McpManager:
         self._loop = loop
         self._stop = asyncio.Event()
         self._started.set()
-        _quiet_sdk_logs(self.log_dir)
+        quiet_sdk_logs(self.log_dir)
         try:
             from peri_cli.mcp.connection import Connection  # the SDK import happens here
         except ImportError as e:
@@ -167,7 +166,12 @@ class McpManager:
             return  # an attempt that has been replaced by a reconnect
         config = connection.config
         if listing is not None:
-            self._tools[config.name] = self._wrap_tools(config, listing.tools)
+            self._tools[config.name] = wrap_tools(
+                config,
+                listing.tools,
+                caller=self.call_tool,
+                warn=lambda text: self._warn(config, text),
+            )
             self._prompts[config.name] = [prompt_from_sdk(config.name, p) for p in listing.prompts]
         elif state != "connected":
             self._tools[config.name] = []
@@ -176,34 +180,6 @@ class McpManager:
             for binding in list(self._bindings):
                 binding.post(config.name, self._tools[config.name])
         self._publish(config, state, detail)
-
-    def _wrap_tools(self, config: ServerConfig, tools: list[Any]) -> list[McpTool]:
-        from peri_cli.mcp.schema import SchemaProblem, compile_check, normalize_schema
-
-        wrapped: dict[str, McpTool] = {}
-        for tool in tools:
-            try:
-                schema = normalize_schema(tool.input_schema)
-            except SchemaProblem as e:
-                self._warn(config, f"tool {visible(tool.name)!r} skipped: {e}")
-                continue
-            check, note = compile_check(schema)
-            if note:
-                self._warn(config, f"tool {visible(tool.name)!r}: {note}")
-            item = McpTool(
-                server=config.name,
-                remote_name=tool.name,
-                description=tool.description or "",
-                input_schema=schema,
-                check=check,
-                always_load=config.always_load,
-                caller=self.call_tool,
-            )
-            if item.name in wrapped:
-                self._warn(config, f"tool {visible(tool.name)!r} skipped: its name is taken")
-                continue
-            wrapped[item.name] = item
-        return list(wrapped.values())
 
     def _warn(self, config: ServerConfig, text: str) -> None:
         logging.getLogger("mcp").warning("%s: %s", config.name, text)
@@ -404,113 +380,3 @@ class McpManager:
         except RuntimeError as e:  # the manager's loop has ended
             raise CallFailed(f"The MCP server {server!r} is not running.") from e
         return await asyncio.wrap_future(future)
-
-
-class RegistryBinding:
-    """One agent's registry, kept in step with the servers on the agent's own thread."""
-
-    def __init__(self, manager: McpManager, registry: ToolRegistry) -> None:
-        self.manager = manager
-        self._registry = weakref.ref(registry)  # a finished SubAgent's registry may go
-        self._lock = threading.Lock()
-        self._queued: dict[str, list[McpTool]] = {}
-        self._queued_sources: list[tuple[str, str]] = []
-        self._current: dict[str, list[str]] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def post(self, server: str, tools: list[McpTool], *, notify: bool = True) -> None:
-        """Queue `server`'s tools (any thread); the next `sync` on the agent's loop applies them."""
-        with self._lock:
-            self._queued[server] = list(tools)
-            loop = self._loop
-        if notify and loop is not None:
-            with contextlib.suppress(RuntimeError):  # that loop has closed
-                loop.call_soon_threadsafe(self.sync)
-
-    def post_source(self, server: str, prefix: str) -> None:
-        """Queue a new server's source (any thread)."""
-        with self._lock:
-            self._queued_sources.append((server, prefix))
-            loop = self._loop
-        if loop is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self.sync)
-
-    def sync(self) -> None:
-        """Apply queued changes, if called on a thread running an event loop (the agent's);
-        from a worker thread it does nothing, since the agent's loop may be reading the registry."""
-        try:
-            self._loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        self.apply()
-
-    @property
-    def alive(self) -> bool:
-        return self._registry() is not None
-
-    def apply(self) -> None:
-        with self._lock:
-            queued, self._queued = self._queued, {}
-            sources, self._queued_sources = self._queued_sources, []
-        registry = self._registry()
-        if registry is None:
-            return
-        for server, prefix in sources:
-            registry.add_source(ServerSource(self.manager, self, server, prefix))
-        for server, tools in queued.items():
-            for name in self._current.pop(server, []):
-                registry.remove(name)
-            for tool in tools:
-                registry.add(tool, deferred=not tool.always_load)
-            self._current[server] = [t.name for t in tools]
-
-    def contribution(self, _ctx: object) -> None:
-        """A request-time contributor that adds no text: it applies queued tool changes right
-        before each request is built (so `alwaysLoad` tools of a late server are sent)."""
-        self.sync()
-
-
-class ServerSource:
-    """The ToolSource of one server in one registry."""
-
-    def __init__(
-        self, manager: McpManager, binding: RegistryBinding, name: str, prefix: str
-    ) -> None:
-        self._manager = manager
-        self._binding = binding
-        self._name = name
-        self._prefix = prefix
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def tool_prefix(self) -> str:
-        return self._prefix
-
-    def is_pending(self) -> bool:
-        self._binding.sync()
-        return self._manager.is_pending(self._name)
-
-    async def wait(self, timeout: float) -> None:
-        await self._manager.wait_ready(self._name, timeout)
-        self._binding.sync()
-
-
-def _quiet_sdk_logs(log_dir: Path | None) -> None:
-    """The SDK logs tracebacks for a server's garbage output; they go to a file (or nowhere),
-    never to the terminal the TUI draws on."""
-    handler: logging.Handler = logging.NullHandler()
-    if log_dir is not None:
-        with contextlib.suppress(OSError):
-            log_dir.mkdir(parents=True, exist_ok=True)
-            handler = logging.FileHandler(log_dir / "mcp.log", encoding="utf-8", delay=True)
-            form = "%(asctime)s %(name)s %(levelname)s: %(message)s"
-            handler.setFormatter(logging.Formatter(form))
-    for name in _SDK_LOGGERS:
-        logger = logging.getLogger(name)
-        logger.propagate = False
-        if not logger.handlers:
-            logger.addHandler(handler)

@@ -6,8 +6,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from peri_cli.base.provider import ToolSpec
+from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import ANYTHING, ToolContext, ToolError, ToolKind, ToolOutput, Writes
 from peri_cli.context.tokens import default_counter
+from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.names import tool_name
 from peri_cli.mcp.results import to_output
 from peri_cli.mcp.schema import Check
@@ -71,3 +73,40 @@ class McpTool:
 
 def _cap(text: str) -> str:
     return text if len(text) <= MAX_DESCRIPTION else text[: MAX_DESCRIPTION - 1] + "…"
+
+
+def wrap_tools(
+    config: ServerConfig,
+    tools: list[Any],
+    *,
+    caller: Caller,
+    warn: Callable[[str], None],
+) -> list[McpTool]:
+    """A server's listed tools (the SDK's objects) as McpTools: a tool whose schema is unusable
+    or whose name is taken is skipped, with a warning."""
+    from peri_cli.mcp.schema import SchemaProblem, compile_check, normalize_schema
+
+    wrapped: dict[str, McpTool] = {}
+    for tool in tools:
+        try:
+            schema = normalize_schema(tool.input_schema)
+        except SchemaProblem as e:
+            warn(f"tool {visible(tool.name)!r} skipped: {e}")
+            continue
+        check, note = compile_check(schema)
+        if note:
+            warn(f"tool {visible(tool.name)!r}: {note}")
+        item = McpTool(
+            server=config.name,
+            remote_name=tool.name,
+            description=tool.description or "",
+            input_schema=schema,
+            check=check,
+            always_load=config.always_load,
+            caller=caller,
+        )
+        if item.name in wrapped:
+            warn(f"tool {visible(tool.name)!r} skipped: its name is taken")
+            continue
+        wrapped[item.name] = item
+    return list(wrapped.values())

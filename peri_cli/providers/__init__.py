@@ -29,11 +29,11 @@ def make_provider(
 ) -> Provider:
     """The provider called `name`; an unset key or URL falls back to the SDK's env variables."""
     if name == "anthropic":
-        from peri_cli.providers.anthropic import AnthropicProvider
+        from peri_cli.providers.anthropic.provider import AnthropicProvider
 
         return AnthropicProvider(default_model, api_key=api_key, base_url=base_url)
     if name == "openai":
-        from peri_cli.providers.openai import OpenAIProvider
+        from peri_cli.providers.openai.provider import OpenAIProvider
 
         return OpenAIProvider(default_model, api_key=api_key, base_url=base_url)
     if name == "scripted":

@@ -32,17 +32,14 @@ from peri_cli.extensions.agent_types import discover_agent_types
 from peri_cli.extensions.extra_tools import offer_extra_tools
 from peri_cli.extensions.hookpoints import Hooks
 from peri_cli.extensions.hooks import SessionStartSource, hook_config_from_layers
-from peri_cli.extensions.skills import SkillCatalog, load_skills, skill_listing
+from peri_cli.extensions.skills.catalog import SkillCatalog
+from peri_cli.extensions.skills.discovery import load_skills
+from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rules import RuleSet, rules_from_cli, ruleset_from_layers
-from peri_cli.permissions.trust import (
-    Loosening,
-    TrustRecord,
-    TrustState,
-    TrustStore,
-    TrustStoreError,
-)
+from peri_cli.permissions.trust import Loosening, TrustState
+from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
 from peri_cli.session.transcript import Snapshot

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -305,18 +305,6 @@ async def _python_search(
         return _invalid_regex(p.pattern, str(e))
     except RecursionError:
         return _invalid_regex(p.pattern, "too deeply nested")
-    request = {
-        "pattern": p.pattern,
-        "mode": p.output_mode,
-        "root": str(root),
-        "workspace": str(ctx.workspace),
-        "select": glob_to_regex(p.glob).pattern if p.glob else None,
-        "select_by_name": p.glob is not None and "/" not in p.glob.strip("/"),
-        "skip_dirs": sorted(IGNORED_DIRS - allowed_ignored(p.glob, p.path)),
-        "respect_ignores": not p.include_ignored,
-        "max_file_bytes": MAX_FILE_BYTES,
-        "max_line_chars": MAX_LINE_CHARS,
-    }
     try:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -331,9 +319,47 @@ async def _python_search(
         )
     except OSError as e:
         return f"Could not start the Python search: {e.strerror or e}."
+    too_big: list[str] = []
+    request = _search_request(p, root, ctx)
+    returncode, stderr = await _exchange(proc, request, collector, too_big, search)
+    if too_big:
+        shown = ", ".join(too_big[:5]) + (", …" if len(too_big) > 5 else "")
+        search.notes.append(
+            f"[Skipped {len(too_big)} files larger than {MAX_FILE_BYTES // 2**20} MB: {shown}]"
+        )
+    if returncode and not collector.total:
+        last = stderr.splitlines()[-1] if stderr else f"exit code {returncode}"
+        return f"The Python search failed: {last}"
+    return None
+
+
+def _search_request(p: GrepParams, root: Path, ctx: ToolContext) -> dict[str, Any]:
+    """What the child process (grepsearch.py) reads on stdin: the search, fully decided."""
+    return {
+        "pattern": p.pattern,
+        "mode": p.output_mode,
+        "root": str(root),
+        "workspace": str(ctx.workspace),
+        "select": glob_to_regex(p.glob).pattern if p.glob else None,
+        "select_by_name": p.glob is not None and "/" not in p.glob.strip("/"),
+        "skip_dirs": sorted(IGNORED_DIRS - allowed_ignored(p.glob, p.path)),
+        "respect_ignores": not p.include_ignored,
+        "max_file_bytes": MAX_FILE_BYTES,
+        "max_line_chars": MAX_LINE_CHARS,
+    }
+
+
+async def _exchange(
+    proc: asyncio.subprocess.Process,
+    request: dict[str, Any],
+    collector: _Collector,
+    too_big: list[str],
+    search: _Search,
+) -> tuple[int, str]:
+    """Send the request, collect the child's lines until it ends or the deadline passes (then
+    it is killed), and return its exit code and stderr."""
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     stderr_task = asyncio.create_task(proc.stderr.read())
-    too_big: list[str] = []
     try:
         async with asyncio.timeout(search.remaining()):
             proc.stdin.write(json.dumps(request).encode())
@@ -361,12 +387,4 @@ async def _python_search(
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
-    if too_big:
-        shown = ", ".join(too_big[:5]) + (", …" if len(too_big) > 5 else "")
-        search.notes.append(
-            f"[Skipped {len(too_big)} files larger than {MAX_FILE_BYTES // 2**20} MB: {shown}]"
-        )
-    if returncode and not collector.total:
-        last = stderr.splitlines()[-1] if stderr else f"exit code {returncode}"
-        return f"The Python search failed: {last}"
-    return None
+    return returncode, stderr

@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
-from peri_cli.extensions.skills import SkillCatalog, SkillError, skill_message
+from peri_cli.extensions.skills.catalog import SkillCatalog, SkillError
+from peri_cli.extensions.skills.invocation import skill_message
 
 
 @functools.cache

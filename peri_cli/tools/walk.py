@@ -302,16 +302,27 @@ def walk(
                 respect_ignores=respect_ignores,
             )
             continue
-        if want is not None and not want(rel):
-            continue
-        if not _is_regular(entry, follow_file_links):
-            continue
-        if select is not None:
-            if not select(rel, entry.name):
-                continue
-        elif chain and is_ignored(chain, entry.path, is_dir=False):
-            continue
-        yield entry.path, rel
+        if _takes_file(entry, rel, chain, want, select, follow_links=follow_file_links):
+            yield entry.path, rel
+
+
+def _takes_file(
+    entry: os.DirEntry[str],
+    rel: str,
+    chain: Chain,
+    want: Callable[[str], bool] | None,
+    select: Select | None,
+    *,
+    follow_links: bool,
+) -> bool:
+    """Whether `walk` yields this file: wanted, regular, and chosen by `select` or not ignored."""
+    if want is not None and not want(rel):
+        return False
+    if not _is_regular(entry, follow_links):
+        return False
+    if select is not None:
+        return select(rel, entry.name)
+    return not (chain and is_ignored(chain, entry.path, is_dir=False))
 
 
 def _push(

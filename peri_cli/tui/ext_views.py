@@ -13,7 +13,7 @@ from rich.text import Text
 
 from peri_cli.base.textsafe import visible
 from peri_cli.extensions.hooks import HookConfig
-from peri_cli.extensions.skills import SkillEntry
+from peri_cli.extensions.skills.catalog import SkillEntry
 from peri_cli.permissions.rules import Rule, RuleSet
 
 MAX_CELL = 200  # characters of a command or description shown in one cell

@@ -142,7 +142,8 @@ class Turns:
         if not text.startswith("/"):
             return None
         from peri_cli.agent.host import CommandError
-        from peri_cli.extensions.skills import SkillError, invoke_user_skill
+        from peri_cli.extensions.skills.catalog import SkillError
+        from peri_cli.extensions.skills.invocation import invoke_user_skill
 
         app = self.app
         try:

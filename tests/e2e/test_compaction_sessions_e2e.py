@@ -21,7 +21,7 @@ from peri_cli.base.messages import (
 )
 from peri_cli.context.micro import COMPACTION_ORIGINS
 from peri_cli.context.projection import project
-from peri_cli.providers.anthropic import convert_messages
+from peri_cli.providers.anthropic.request import convert_messages
 from peri_cli.session.transcript import Entry, MessageEntry, dump_entry
 from peri_cli.session.transcript_file import load
 from peri_cli.session.turns import origin_of

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from peri_cli.permissions.trust import TrustRecord, TrustStore
+from peri_cli.permissions.truststore import TrustRecord, TrustStore
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
 from peri_cli.tui.app import PeriApp
 from tests.e2e.conftest import Peri, texts

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from peri_cli.permissions.trust import TRUST_FILE, TrustRecord, TrustStore
+from peri_cli.permissions.truststore import TRUST_FILE, TrustRecord, TrustStore
 from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import Peri, system_text
 

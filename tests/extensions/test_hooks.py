@@ -11,16 +11,19 @@ from typing import Any
 import pytest
 
 from peri_cli.base.settings import SettingsLayer
-from peri_cli.extensions import hooks as h
+from peri_cli.extensions import hookpayloads as h
+from peri_cli.extensions.hookanswers import (
+    MAX_STOP_HOOK_ROUNDS,
+    MAX_TEXT_CHARS,
+    HookOutcome,
+    StopGuard,
+)
+from peri_cli.extensions.hookpayloads import SessionInfo
 from peri_cli.extensions.hookrun import run_hook, run_hooks
 from peri_cli.extensions.hooks import (
-    MAX_STOP_HOOK_ROUNDS,
     Hook,
     HookConfig,
     HookEvent,
-    HookOutcome,
-    SessionInfo,
-    StopGuard,
     hook_config_from_layers,
     hook_loosenings,
     hooks_from_settings,
@@ -362,7 +365,7 @@ async def test_binary_context_is_cut_and_safe(ws: Path) -> None:
     command = script(ws, "big.sh", "head -c 50000 /dev/urandom\n")
     outcome = await fire(ws, "UserPromptSubmit", command, prompt="x")
     assert len(outcome.context) == 1
-    assert len(outcome.context[0]) < h.MAX_TEXT_CHARS + 100
+    assert len(outcome.context[0]) < MAX_TEXT_CHARS + 100
     outcome.context[0].encode("utf-8")  # no lone surrogates
 
 

@@ -9,22 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from peri_cli.base.frontmatter import MAX_FRONT_MATTER_BYTES
 from peri_cli.context.estimate import estimate_tokens
-from peri_cli.extensions.skills import (
+from peri_cli.extensions.skills.catalog import MAX_SKILL_BYTES, SkillCatalog, SkillError, SkillRoot
+from peri_cli.extensions.skills.discovery import (
     BUILTIN_ROOT,
-    MAX_FRONT_MATTER_BYTES,
-    MAX_SKILL_BYTES,
     MAX_SKILLS_PER_ROOT,
-    SkillCatalog,
-    SkillError,
-    SkillRoot,
     discover_skills,
-    expand_arguments,
-    invoke_user_skill,
     load_skills,
-    skill_listing,
     skill_roots,
 )
+from peri_cli.extensions.skills.invocation import expand_arguments, invoke_user_skill
+from peri_cli.extensions.skills.listing import skill_listing
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "skills-anthropic"
 

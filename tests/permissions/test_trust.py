@@ -13,16 +13,9 @@ import pytest
 
 from peri_cli.agent.workspace import load_workspace, settle
 from peri_cli.base.settings import read_layers
-from peri_cli.permissions.trust import (
-    TRUST_FILE,
-    Loosening,
-    TrustRecord,
-    TrustStore,
-    TrustStoreError,
-    WorkspaceFiles,
-    assess,
-    find_loosenings,
-)
+from peri_cli.permissions.loosenings import find_loosenings
+from peri_cli.permissions.trust import Loosening, WorkspaceFiles, assess
+from peri_cli.permissions.truststore import TRUST_FILE, TrustRecord, TrustStore, TrustStoreError
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from peri_cli.base.messages import Message, TextPart, ThinkingPart, user_text
 from peri_cli.base.provider import ModelRequest
-from peri_cli.providers.anthropic import build_params, count_breakpoints
+from peri_cli.providers.anthropic.request import build_params, count_breakpoints
 from tests.fakeserver import validate_anthropic
 
 

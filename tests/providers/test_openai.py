@@ -26,7 +26,7 @@ from peri_cli.base.provider import (
     ToolUseStarted,
 )
 from peri_cli.providers import RAW_INPUT_KEY, make_provider
-from peri_cli.providers.openai import OpenAIProvider
+from peri_cli.providers.openai.provider import OpenAIProvider
 from tests.fakeserver import FakeServer
 from tests.providers.streams import collect
 

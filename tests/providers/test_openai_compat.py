@@ -17,7 +17,7 @@ from peri_cli.base.provider import (
     ToolUseStarted,
 )
 from peri_cli.base.retry import Retrying, stream_with_retries
-from peri_cli.providers.openai import OpenAIProvider
+from peri_cli.providers.openai.provider import OpenAIProvider
 from tests.fakeserver import DEFAULT_MODELS, FakeServer
 from tests.providers.streams import collect
 

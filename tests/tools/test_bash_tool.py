@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from peri_cli.base.tool import ToolContext, ToolOutput
-from peri_cli.tools.bash import TAIL_CHARS, BashParams, BashTool
+from peri_cli.tools.bash import BashParams, BashTool
+from peri_cli.tools.bashoutput import TAIL_CHARS
 
 
 async def bash(

@@ -11,7 +11,8 @@ from peri_cli.base.events import ToolFinished
 from peri_cli.base.messages import TextPart
 from peri_cli.base.tool import ToolContext, ToolError, ToolOutput, ToolRegistry
 from peri_cli.context.contributions import ContributionChain
-from peri_cli.extensions.skills import SkillCatalog, SkillRoot, discover_skills
+from peri_cli.extensions.skills.catalog import SkillCatalog, SkillRoot
+from peri_cli.extensions.skills.discovery import discover_skills
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.session.store import SessionStore
@@ -152,7 +153,7 @@ async def test_allowed_tools_are_pre_approved_while_the_skill_runs(tmp_path: Pat
     from peri_cli.agent.factory import AgentConfig, AgentFactory
     from peri_cli.base.events import PermissionRequested, ToolFinished
     from peri_cli.base.tool import ToolRegistry
-    from peri_cli.extensions.skills import load_skills
+    from peri_cli.extensions.skills.discovery import load_skills
     from peri_cli.permissions.policy import PermissionPolicy
     from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
     from peri_cli.session.store import SessionStore

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from peri_cli.agent.host import ServerQuestion
-from peri_cli.permissions.trust import TRUST_FILE, TrustRecord, TrustStore
+from peri_cli.permissions.truststore import TRUST_FILE, TrustRecord, TrustStore
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.screens.server_question import ServerQuestionScreen, question_text
 from peri_cli.tui.screens.trust_dialog import TrustDialog

@@ -12,7 +12,8 @@ import pytest
 from textual.widgets import Static
 
 from peri_cli.cli import build_parser
-from peri_cli.permissions.trust import TRUST_FILE, Loosening, TrustStore
+from peri_cli.permissions.trust import Loosening
+from peri_cli.permissions.truststore import TRUST_FILE, TrustStore
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.sdk.runtime import Runtime, build_runtime
 from peri_cli.session.transcript_file import load

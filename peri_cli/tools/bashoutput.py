@@ -1,0 +1,124 @@
+"""What a command printed and what the model reads of it: all of it while small, else a note on
+the side file holding it all and the tail; the tail as live progress; the exit code or signal
+and what was left running."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from pathlib import Path
+from typing import BinaryIO
+
+from peri_cli.base.tool import ToolContext
+
+TAIL_CHARS = 30_000
+# Enough bytes to hold TAIL_CHARS characters of any UTF-8 text.
+_TAIL_BYTES = TAIL_CHARS * 4
+# A running command's output goes to the UI at most this often, its last this many characters.
+PROGRESS_SECONDS = 0.25
+PROGRESS_CHARS = 4000
+
+
+class Capture:
+    """Holds output in memory while small; once large, spills it to a side file, keeps a tail."""
+
+    def __init__(self, side_file: Path) -> None:
+        self._side_file = side_file
+        self._buffer = bytearray()  # all output until spilled, then only its tail
+        self._file: BinaryIO | None = None
+        self._spill_error: str | None = None
+        self.total_bytes = 0
+        self.total_lines = 0
+
+    @property
+    def spilled(self) -> bool:
+        return self._file is not None or self._spill_error is not None
+
+    def feed(self, data: bytes) -> None:
+        self.total_bytes += len(data)
+        self.total_lines += data.count(b"\n")
+        if self._file is not None:
+            self._file.write(data)
+        self._buffer += data
+        if not self.spilled and len(self._buffer) > _TAIL_BYTES:
+            self._spill()
+        if self.spilled and len(self._buffer) > 2 * _TAIL_BYTES:
+            del self._buffer[:-_TAIL_BYTES]
+
+    def tail(self, chars: int) -> str:
+        """The last `chars` characters of the output so far (for live progress)."""
+        return self._buffer[-chars * 4 :].decode("utf-8", errors="replace")[-chars:]
+
+    def _spill(self) -> None:
+        try:
+            self._side_file.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self._side_file.open("wb")
+            self._file.write(self._buffer)
+        except OSError as e:
+            self._spill_error = f"the full output could not be saved: {e.strerror or e}"
+
+    def finish(self) -> str:
+        """The text for the model: all output, or a note on where it all is plus the tail."""
+        text = self._buffer.decode("utf-8", errors="replace")
+        if not self.spilled:
+            if len(text) <= TAIL_CHARS:
+                return text
+            self._spill()
+        if self._file is not None:
+            self._file.close()
+        where = self._spill_error or (
+            f"the full output is in {self._side_file} (Read it with offset/limit, or Grep it)"
+        )
+        tail = text[-TAIL_CHARS:]
+        first_break = tail.find("\n", 0, 1000)
+        if text[-TAIL_CHARS - 1 : -TAIL_CHARS] != "\n" and first_break != -1:
+            tail = tail[first_break + 1 :]  # start at a whole line
+        note = (
+            f"[Output was {self.total_lines} lines, {self.total_bytes} bytes; showing only the "
+            f"last {len(tail)} characters; {where}.]\n"
+        )
+        return note + tail
+
+
+async def stream_progress(capture: Capture, ctx: ToolContext) -> None:
+    """Report the output's tail while the command runs, when it has grown (throttled)."""
+    if ctx.progress is None:
+        return
+    seen = 0
+    while True:
+        await asyncio.sleep(PROGRESS_SECONDS)
+        if capture.total_bytes != seen:
+            seen = capture.total_bytes
+            ctx.report(capture.tail(PROGRESS_CHARS))
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def report(
+    capture: Capture,
+    returncode: int | None,
+    notes: list[str],
+    pipe_closed: bool,
+    left_running: bool,
+) -> str:
+    parts = [*notes, capture.finish().rstrip("\n") or "(no output)"]
+    if left_running:
+        parts.append(
+            "[The command left processes running in the background; they were stopped when it "
+            "finished. Use run_in_background for a process that must keep running.]"
+        )
+    if not pipe_closed:
+        parts.append(
+            "[Processes the command started outside its process group still hold its output; "
+            "their later output is not captured.]"
+        )
+    if returncode is not None and returncode < 0:
+        parts.append(f"Killed by signal {_signal_name(-returncode)}")
+    elif returncode:
+        parts.append(f"Exit code: {returncode}")
+    return "\n".join(parts)
