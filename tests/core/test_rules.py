@@ -33,7 +33,7 @@ from peri_cli.core.rules import (
     suggest_rules,
 )
 from peri_cli.core.settings import SettingsLayer
-from peri_cli.core.shellparse import MAX_COMMAND_CHARS, ShellParseError, parse
+from peri_cli.core.shell_syntax import MAX_COMMAND_CHARS, ShellParseError, parse
 from peri_cli.core.tools import ToolKind
 from peri_cli.core.trust import WorkspaceFiles
 
@@ -271,10 +271,10 @@ def test_allow_rules_need_an_exact_command(ws: Path, command: str) -> None:
         "echo 'not closed",
         'echo "not closed',
         "echo $(not closed",
-        "case x in a) rm -rf /;; esac",
-        "f() { rm -rf /; }; f",
+        "if true; then rm -rf /",  # a missing `fi`
+        "cat <<EOF\nnot closed",
+        "coproc x (rm -rf /)",  # the grammar reads no named coprocess of a subshell
         "echo $((1 + $(rm -rf /)))",
-        "cat <<EOF\n$(rm -rf /)\nEOF",
         "arr=(a b); echo ${arr[$(rm -rf /)]}",
         "too long",
         "too many parts",
@@ -294,6 +294,18 @@ def test_a_command_that_cannot_be_read_asks(ws: Path, command: str) -> None:
     assert "could not be checked" in decision.reason
     assert bash(ws, allow, command, "plan") == "deny"
     assert bash(ws, allow, command, "bypass") == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["case x in a) rm -rf /;; esac", "f() { rm -rf /; }; f", "cat <<EOF\n$(rm -rf /)\nEOF"],
+)
+def test_case_functions_and_here_documents_are_read_part_by_part(ws: Path, command: str) -> None:
+    """The hand-written reader gave up on these (and asked); bash's grammar reads them, so the
+    commands inside are judged as any other part."""
+    assert bash(ws, rules("Bash(cat:*)", "Bash(f)"), command) == "ask"
+    assert bash(ws, rules("Bash(cat:*)", "Bash(f)", "Bash(rm -rf /)"), command) == "allow"
+    assert bash(ws, rules("Bash(rm:*)", behavior="deny"), command, "bypass") == "deny"
 
 
 def test_deny_rules_see_through_wrappers_and_nested_shells(ws: Path) -> None:
