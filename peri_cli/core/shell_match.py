@@ -3,9 +3,10 @@ and the views a deny rule sees of one command.
 
 A deny rule looks through what can hide a program: `VAR=` prefixes, a path (`/bin/rm` is `rm`),
 wrappers that run the command in their arguments (`sudo`, `env`, `command`, `exec`, `nice`,
-`timeout`, `xargs`...) and shell code given as a string (`sh -c '...'`, `eval`, `env -S`). A
-program named only when the command runs (`$x f`, `$(echo rm) f`, `eval "$y"`, `sh -c "$z"`)
-is `runtime`: it may be anything, so every Bash deny rule may name it (`rules` decides how).
+`timeout`, `xargs`...), `find -exec`, and shell code given as a string (`sh -c '...'`,
+`eval`, `env -S`, `trap`). A program named only when the command runs (`$x f`,
+`$(echo rm) f`, `eval "$y"`, `sh -c "$z"`) is `runtime`: it may be anything, so every Bash
+deny rule may name it (`rules` decides how).
 """
 
 from __future__ import annotations
@@ -182,6 +183,11 @@ def deny_views(command: SimpleCommand, depth: int = 0) -> CommandViews:
             _look_inside(found, words, depth)
             return found
         found.views.append(words)
+    if name == "find" and depth < _MAX_NESTING:
+        for run in _find_commands(words):
+            inner = deny_views(SimpleCommand(run), depth + 1)
+            found.views.extend(inner.views)
+            found.runtime = found.runtime or inner.runtime
     if name is not None and words:
         code = _shell_code(name, words)
         if code is not None:
@@ -220,10 +226,24 @@ def _unwrap(
     return words, None
 
 
+def _find_commands(words: tuple[Word, ...]) -> list[tuple[Word, ...]]:
+    """The commands `find -exec CMD ... ;` (and -execdir, -ok, -okdir) runs."""
+    out: list[tuple[Word, ...]] = []
+    for n, word in enumerate(words):
+        if word.value in ("-exec", "-execdir", "-ok", "-okdir"):
+            rest = words[n + 1 :]
+            end = next((i for i, w in enumerate(rest) if w.value in (";", "+")), len(rest))
+            out.append(rest[:end])
+    return out
+
+
 def _shell_code(name: str, words: tuple[Word, ...]) -> Sequence[Word] | None:
     """The words that hold shell code: `eval`'s arguments, `sh -c`'s script."""
     if name == "eval":
         return words[1:]
+    if name == "trap":  # trap CODE SIGNAL...: CODE runs later, in this shell
+        operands = [w for w in words[1:] if not w.value.startswith("-")]
+        return operands[:1] if len(operands) > 1 else None
     if name in SHELLS or name in ("su", "runuser"):
         for n, word in enumerate(words[1:], start=1):
             value = word.value
