@@ -7,6 +7,10 @@ ANSI-C `$'..'` removed) and marked exact or not, and every file redirection. It 
 `ShellParseError`, and the caller judges the command as a whole, when the grammar finds an
 error, when the command is too long or too deep, and for arithmetic (`$(( ))`, `(( ))`, array
 subscripts): bash evaluates variables there as code (`a[$(cmd)]`), which no reading can follow.
+
+Where the grammar and bash differ it reads more, never less: it ends a here-document at a
+line that only starts with the delimiter (`EOF; rm x`), so lines bash takes as data may be
+judged as commands too (tests/core/test_shell_syntax.py checks such cases against bash).
 """
 
 from __future__ import annotations

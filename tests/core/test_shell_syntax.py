@@ -235,9 +235,23 @@ def test_assignments_and_changes_of_directory() -> None:
 )
 def test_ansi_c_quoting_is_decoded(body: str, value: str) -> None:
     assert decode_ansi_c(body) == value
-    assert [w.value for w in parse(f"$'{body}' x").commands[0].words][0] == value
+    assert parse(f"$'{body}' x").commands[0].words[0].value == value
 
 
 def test_the_same_command_is_read_once() -> None:
     command = "git status && git diff -- a-file-only-this-test-names"
     assert parse(command) is parse(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat <<EOF\nEOF; echo RAN\nEOF",  # bash: data up to the line that is exactly EOF
+        "cat <<EOF\nEOF \necho RAN\nEOF",
+        "cat <<-EOF\n\t EOF\necho RAN\nEOF",
+        "cat <<E\\OF\n$(echo RAN)\nEOF",  # a quoted delimiter: bash expands nothing
+    ],
+)
+def test_where_the_grammar_differs_from_bash_it_reads_more(command: str) -> None:
+    """These run no `echo RAN` in bash; the grammar sees one: judged, never hidden."""
+    assert "echo RAN" in [c.text for c in parse(command).commands]
