@@ -4,7 +4,8 @@
 that command, `Bash(npm run *)` a wildcard; `Read(./secrets/**)` and `Edit(src/**)` are path
 globs relative to the workspace; `mcp__server__tool`, `mcp__server` and a bare tool name match by
 name. Rules are judged deny -> ask -> allow; when none decides, the permission mode does
-(`decide`). A shell command is judged part by part (`shellparse`), its redirections as edits of
+(`decide`). A shell command is judged part by part (`shell_syntax`, `shell_match`), its
+redirections as edits of
 their targets; one it cannot read is never allowed by a rule. Allow rules from the workspace's own
 files apply only in a trusted workspace; deny and ask rules always apply.
 """
@@ -26,7 +27,22 @@ from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import ToolKind
 from peri_cli.permissions.asking import decide as mode_decide
 from peri_cli.permissions.asking import protected_path
-from peri_cli.permissions.shellparse import ShellParseError, ShellScript, SimpleCommand, Word, parse
+from peri_cli.permissions.shell_match import (
+    BashPattern,
+    PatternError,
+    bash_pattern,
+    command_matches,
+    deny_views,
+    raw_mentions,
+)
+from peri_cli.permissions.shell_suggest import command_rule, reads_program_from_stdin
+from peri_cli.permissions.shell_syntax import (
+    ShellParseError,
+    ShellScript,
+    SimpleCommand,
+    Word,
+    parse,
+)
 from peri_cli.permissions.trust import Loosening, WorkspaceFiles
 
 Behavior = Literal["allow", "ask", "deny"]
@@ -119,7 +135,10 @@ def _check_specifier(rule: str, tool: str, spec: str) -> None:
         if not spec.startswith("domain:") or not spec.removeprefix("domain:").strip():
             raise RuleError(f"{rule!r}: WebFetch takes domain:HOST, e.g. WebFetch(domain:x.org)")
     elif tool == "Bash":
-        _bash_pattern(spec)  # raises RuleError when it cannot be read
+        try:
+            bash_pattern(spec)
+        except PatternError as e:
+            raise RuleError(str(e)) from e
     elif tool in PATH_RULE_TOOLS:
         if "\x00" in spec:
             raise RuleError(f"{rule!r}: a path with a NUL byte")
@@ -384,6 +403,7 @@ class _Facts:
     writes: tuple[_Target, ...] = ()
     unknown_write: str | None = None  # a redirection whose file is known only when it runs
     changes_directory: bool = False  # a `cd`: the later parts' relative paths mean other files
+    runtime: bool = False  # a program known only when the command runs (`$x f`, `eval "$y"`)
 
 
 def _facts(call: Call, ctx: RuleContext) -> _Facts:
@@ -408,7 +428,8 @@ def _facts(call: Call, ctx: RuleContext) -> _Facts:
         (writes if redirection.writes else reads).append(_target(target, ctx))
         if redirection.writes and redirection.reads:  # `<>` opens for both
             reads.append(_target(target, ctx))
-    views = tuple(dict.fromkeys(v for cmd in script.commands for v in _deny_views(cmd)))
+    seen = [deny_views(cmd) for cmd in script.commands]
+    views = tuple(dict.fromkeys(v for s in seen for v in s.views))
     return _Facts(
         script.commands,
         views,
@@ -418,6 +439,7 @@ def _facts(call: Call, ctx: RuleContext) -> _Facts:
         tuple(writes),
         unknown,
         script.changes_directory,
+        any(s.runtime for s in seen),
     )
 
 
@@ -453,116 +475,6 @@ def _name_matches(rule_tool: str, tool: str) -> bool:
     if rule_tool == "Read":
         return tool in READ_TOOLS
     return rule_tool in ("Edit", "Write") and tool in WRITE_TOOLS
-
-
-@dataclass(frozen=True)
-class _BashPattern:
-    kind: Literal["prefix", "exact", "wildcard"]
-    words: tuple[str, ...] = ()
-    regex: re.Pattern[str] | None = None
-
-
-@functools.lru_cache(maxsize=1024)
-def _bash_pattern(spec: str) -> _BashPattern:
-    text = spec.strip()
-    if text.endswith(":*"):
-        head = text[:-2].rstrip()
-        if "*" in head:
-            raise RuleError(f"Bash({spec}): ':*' can only end a rule, with no other '*'")
-        return _BashPattern("prefix", _exact_words(spec, head))
-    if ":*" in text:
-        raise RuleError(f"Bash({spec}): ':*' can only end a rule")
-    if "*" in text:
-        normal = " ".join(text.split())
-        pieces = [re.escape(p) for p in normal.split("*")]
-        if normal.endswith(" *") and normal.count("*") == 1:  # `ls *` matches `ls` too
-            regex = re.escape(normal[:-2]) + "(?: .*)?"
-        else:
-            regex = ".*".join(pieces)
-        return _BashPattern("wildcard", regex=re.compile(regex, re.DOTALL))
-    return _BashPattern("exact", _exact_words(spec, text))
-
-
-def _exact_words(spec: str, text: str) -> tuple[str, ...]:
-    try:
-        script = parse(text)
-    except ShellParseError as e:
-        raise RuleError(f"Bash({spec}): {e}") from e
-    if len(script.commands) != 1 or script.redirections:
-        raise RuleError(f"Bash({spec}): a rule names one command, with no ';', '|' or '>'")
-    words = script.commands[0].words
-    if not all(w.exact for w in words):
-        raise RuleError(f"Bash({spec}): a rule cannot contain '$', backticks or globs")
-    if not words:
-        raise RuleError(f"Bash({spec}): no command")
-    return tuple(w.value for w in words)
-
-
-def _command_matches(pattern: _BashPattern, words: Sequence[Word], *, strict: bool) -> bool:
-    """Whether a command's words match; `strict` (for allow) also wants matched words exact."""
-    if not words or (strict and not words[0].exact):
-        return False
-    if pattern.kind == "wildcard":
-        assert pattern.regex is not None
-        return pattern.regex.fullmatch(" ".join(w.value for w in words)) is not None
-    n = len(pattern.words)
-    if len(words) < n or (pattern.kind == "exact" and len(words) != n):
-        return False
-    head = words[:n]
-    if strict and not all(w.exact for w in head):
-        return False
-    return tuple(w.value for w in head) == pattern.words
-
-
-# Commands that run the command given in their arguments: a deny rule looks through them.
-_WRAPPERS = frozenset(
-    {"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "nice", "time", "timeout"}
-    | {"xargs", "stdbuf", "ionice", "setsid", "chrt", "taskset", "unbuffer"}
-)
-_OPTION_ARGS = frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-U", "-n", "-I", "-P", "-L", "-s"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
-
-
-def _deny_views(command: SimpleCommand, depth: int = 0) -> list[tuple[Word, ...]]:
-    """The ways a deny rule should see one command: as written, without `VAR=` prefixes, past
-    wrappers (`sudo`, `env`, `xargs`...), and inside `sh -c '...'` and `eval`."""
-    views = [command.words, command.argv]
-    words = command.argv
-    while words and words[0].value.rsplit("/", 1)[-1] in _WRAPPERS:
-        wrapper = words[0].value.rsplit("/", 1)[-1]
-        words = words[1:]
-        while words and (words[0].value.startswith("-") or words[0].is_assignment):
-            takes = words[0].value in _OPTION_ARGS
-            words = words[2:] if takes else words[1:]
-        if wrapper == "timeout" and words:
-            words = words[1:]
-        views.append(words)
-    if depth < 3 and words:
-        name = words[0].value.rsplit("/", 1)[-1]
-        inner: str | None = None
-        if name == "eval":
-            inner = " ".join(w.value for w in words[1:])
-        elif name in _SHELLS:
-            flags = [i for i, w in enumerate(words) if w.value.startswith("-") and "c" in w.value]
-            if flags and flags[0] + 1 < len(words):
-                inner = words[flags[0] + 1].value
-        if inner:
-            try:
-                nested = parse(inner).commands
-            except ShellParseError:
-                nested = ()
-            for cmd in nested:
-                views.extend(_deny_views(cmd, depth + 1))
-    return views
-
-
-def _raw_mentions(pattern: _BashPattern, raw: str) -> bool:
-    """For a command that could not be read: does the rule's command appear in it anywhere?"""
-    if pattern.kind == "wildcard":
-        assert pattern.regex is not None
-        return pattern.regex.search(" ".join(raw.split())) is not None
-    needle = " ".join(pattern.words)
-    return re.search(r"(?<![\w./-])" + re.escape(needle) + r"(?![\w./-])", raw) is not None
 
 
 @dataclass(frozen=True)
@@ -658,10 +570,10 @@ def _loose_hit(rule: Rule, call: Call, facts: _Facts, ctx: RuleContext) -> bool:
     if rule.tool == "Bash" and call.tool == "Bash":
         if spec is None:
             return True
-        pattern = _bash_pattern(spec)
+        pattern = bash_pattern(spec)
         if facts.unreadable is not None:
-            return _raw_mentions(pattern, call.command or "")
-        return any(_command_matches(pattern, view, strict=False) for view in facts.deny_views)
+            return raw_mentions(pattern, call.command or "")
+        return any(command_matches(pattern, view, strict=False) for view in facts.deny_views)
     if rule.tool in PATH_RULE_TOOLS:
         reading = rule.tool == "Read"
         if spec is None:
@@ -705,6 +617,7 @@ class RuleDecision:
     writes: tuple[Path, ...] = ()  # every file it writes (tools' paths and redirections), resolved
     pending_writes: tuple[Path, ...] = ()  # the writes no allow rule covers
     unknown_write: str | None = None  # a redirection target known only at run time
+    may_be_denied: bool = False  # asks because a deny rule may name what runs: bypass denies
 
 
 def evaluate(call: Call, rules: Iterable[Rule], ctx: RuleContext) -> RuleDecision:
@@ -718,6 +631,8 @@ def evaluate(call: Call, rules: Iterable[Rule], ctx: RuleContext) -> RuleDecisio
                 return RuleDecision(
                     behavior, f"{verb} by the rule {rule.text} ({rule.source})", rule
                 )
+    if (unknown := _unknown_program(call, facts, active)) is not None:
+        return unknown
     if facts.unreadable is not None:
         return RuleDecision(
             "ask", f"the command could not be checked against the rules ({facts.unreadable})"
@@ -740,13 +655,31 @@ def evaluate(call: Call, rules: Iterable[Rule], ctx: RuleContext) -> RuleDecisio
     )
 
 
+def _unknown_program(call: Call, facts: _Facts, active: Sequence[Rule]) -> RuleDecision | None:
+    """A command whose program is known only when it runs, or that cannot be read, may be
+    what any Bash deny or ask rule names: it asks (bypass mode denies it: `decide`)."""
+    if call.tool != "Bash" or not (facts.runtime or facts.unreadable is not None):
+        return None
+    named = [r for r in active if r.tool == "Bash" and r.behavior in ("deny", "ask")]
+    if not named:
+        return None
+    rule = next((r for r in named if r.behavior == "deny"), named[0])
+    what = (
+        "runs a program known only when the command runs"
+        if facts.unreadable is None
+        else f"could not be read ({facts.unreadable})"
+    )
+    reason = f"the command {what}: the rule {rule.text} ({rule.source}) may name it"
+    return RuleDecision("ask", reason, rule, may_be_denied=rule.behavior == "deny")
+
+
 def _call_allowed(call: Call, facts: _Facts, allows: Sequence[Rule], ctx: RuleContext) -> bool:
     if call.tool == "Bash":
         if not facts.commands:
             return False
         if any(r.tool == "Bash" and r.specifier is None for r in allows):
             return True
-        patterns = [_bash_pattern(r.specifier) for r in allows if r.tool == "Bash" and r.specifier]
+        patterns = [bash_pattern(r.specifier) for r in allows if r.tool == "Bash" and r.specifier]
         return all(_command_allowed(cmd, patterns, ctx) for cmd in facts.commands)
     if call.tool in WRITE_TOOLS and facts.writes:
         return True  # judged by its writes
@@ -756,11 +689,11 @@ def _call_allowed(call: Call, facts: _Facts, allows: Sequence[Rule], ctx: RuleCo
 
 
 def _command_allowed(
-    command: SimpleCommand, patterns: Sequence[_BashPattern], ctx: RuleContext
+    command: SimpleCommand, patterns: Sequence[BashPattern], ctx: RuleContext
 ) -> bool:
     """A rule naming the whole command covers it; a prefix or a wildcard only when no argument
     names a protected path or a place outside the workspace (`guarded_argument`)."""
-    hits = [p for p in patterns if _command_matches(p, command.words, strict=True)]
+    hits = [p for p in patterns if command_matches(p, command.words, strict=True)]
     if any(p.kind == "exact" for p in hits):
         return True
     return bool(hits) and guarded_argument(command, ctx) is None
@@ -873,6 +806,8 @@ def decide(
     if hook == "deny":
         return CallDecision("deny", hook_reason or "blocked by a PreToolUse hook")
     if mode == "bypass":
+        if found.may_be_denied:
+            return CallDecision("deny", found.reason, found.rule)
         return CallDecision("allow")
     by_mode = mode_decide(mode, call.kind, [], ctx.workspace)
     if by_mode.action == "deny":
@@ -921,88 +856,6 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 # --- rules offered from an approval -------------------------------------------------------------
-
-# Commands that write, move, delete or change the mode or owner of the files their arguments
-# name: `Bash(cp:*)` would let the next call overwrite any file (`src/conftest.py`, a Makefile),
-# an edit the user never saw, so only the command as shown is offered. (`sed`, `awk` and `find`
-# are here for `-i`, `-exec` and friends; `sort -o` and the like are left to the arguments check.)
-_CHANGES_FILES = frozenset(
-    {"cp", "mv", "tee", "ln", "install", "rsync", "scp", "rm", "rmdir", "mkdir", "touch"}
-    | {"truncate", "shred", "unlink", "chmod", "chown", "chgrp", "dd", "tar", "unzip", "zip"}
-    | {"gzip", "gunzip", "patch", "split", "find", "awk", "sed"}
-)
-# Interpreters: each runs a program given in its arguments, or read from its stdin when none is.
-_INTERPRETERS = frozenset(
-    {"python", "python3", "python2", "pypy", "pypy3", "node", "nodejs", "perl", "ruby", "php"}
-    | {"deno", "bun", "lua", "luajit", "Rscript", "R", "julia", "tclsh", "osascript", "irb"}
-)
-_VERSIONED_INTERPRETER = re.compile(r"(?:python|pypy|node|perl|ruby|php|lua)[0-9.]+")
-# Commands that run another command or program named in their arguments (and editors, which
-# can): their first word says nothing of what runs.
-_RUN_OTHERS = frozenset(
-    {"eval", "source", ".", "npx", "bunx", "uvx", "pipx", "watch", "parallel", "flock"}
-    | {"strace", "ltrace", "su", "runuser", "chroot", "vi", "vim", "nvim", "emacs"}
-)
-# Commands whose first word says little: a prefix rule for them would allow almost anything, so
-# only the exact command is offered.
-_NO_PREFIX = (
-    _WRAPPERS
-    | _SHELLS
-    | _CHANGES_FILES
-    | _INTERPRETERS
-    | _RUN_OTHERS
-    | frozenset({"ssh", "curl", "wget"})
-)
-# Commands whose second word is a subcommand worth keeping in the prefix (`git diff`, `npm test`).
-_SUBCOMMANDS = frozenset(
-    {"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "podman", "kubectl", "helm", "pip"}
-    | {"pip3", "uv", "poetry", "pdm", "hatch", "gh", "brew", "make", "just", "dotnet", "mvn"}
-    | {"gradle", "terraform", "conda", "rustup", "apt", "apt-get", "systemctl", "tox", "nox"}
-)
-# Subcommands that run the program named next (`npm run test`, `uv run pytest`): the prefix keeps
-# that name, which must be there and must not be an interpreter or a shell.
-_RUNNERS = frozenset({"run", "exec", "x", "run-script", "dlx"})
-# Subcommands whose next word is a subcommand again (`uv tool run ruff`, `docker compose exec`).
-_RUNNER_GROUPS = frozenset({"tool", "compose"})
-_SUBCOMMAND = re.compile(r"[a-z][a-z0-9-]*")
-_SCRIPT_NAME = re.compile(r"[A-Za-z0-9][\w:.-]*")
-# Options of an interpreter that take a value: the value is not the program (`python -W x`).
-_INTERPRETER_OPTION_ARGS = frozenset({"-W", "-X", "-r", "--require", "-I", "--import"})
-
-
-def _no_prefix(name: str) -> bool:
-    base = name.rsplit("/", 1)[-1]
-    return base in _NO_PREFIX or _VERSIONED_INTERPRETER.fullmatch(base) is not None
-
-
-def _reads_program_from_stdin(command: SimpleCommand) -> bool:
-    """A shell or interpreter given no program (`echo x | bash`, `python3 -`, `bash < f`,
-    `xargs sh`): whatever reaches its stdin runs, so no rule can say what it allows."""
-    for words in _deny_views(command):
-        if not words:
-            continue
-        name = words[0].value.rsplit("/", 1)[-1]
-        shell = name in _SHELLS
-        if not shell and name not in _INTERPRETERS and not _VERSIONED_INTERPRETER.fullmatch(name):
-            continue
-        flags = [w.value for w in words[1:] if w.value.startswith("-") and w.value != "-"]
-        short = "".join(f[1:] for f in flags if not f.startswith("--"))
-        if shell and "c" in short:
-            continue  # `sh -c '...'`: the program is in the words (and judged as a view)
-        if shell and "s" in short:
-            return True
-        operands: list[str] = []
-        skip = False
-        for word in words[1:]:
-            if skip:
-                skip = False
-            elif word.value in _INTERPRETER_OPTION_ARGS:
-                skip = True
-            elif word.value == "-" or not word.value.startswith("-"):
-                operands.append(word.value)
-        if not operands or operands[0] == "-":
-            return True
-    return False
 
 
 def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
@@ -1070,56 +923,13 @@ def _bash_rules(facts: _Facts, ctx: RuleContext) -> list[str] | None:
         return None
     out: list[str] = []
     for command in facts.commands:
-        if guarded_argument(command, ctx) is not None or _reads_program_from_stdin(command):
+        if guarded_argument(command, ctx) is not None or reads_program_from_stdin(command):
             return None
-        rule = _command_rule(command)
+        rule = command_rule(command)
         if rule is None:
             return None
         out.append(rule)
     return out
-
-
-def _command_rule(command: SimpleCommand) -> str | None:
-    words = command.words
-    if not words or not all(w.exact for w in words[: min(len(words), 4)]):
-        return None
-    name = words[0].value
-    if command.assignments or _no_prefix(name):
-        return _exact_rule(words)
-    if name not in _SUBCOMMANDS:
-        return f"Bash({_join([name])}:*)"
-    # A bare tool (`make`) says nothing of what it will be asked next; an option before the
-    # subcommand (`git -c core.sshCommand=...`, `git -C dir`) can make any subcommand run
-    # anything; `yarn node` runs node: the exact command only.
-    sub = words[1].value if len(words) > 1 else ""
-    if not _SUBCOMMAND.fullmatch(sub) or _no_prefix(sub):
-        return _exact_rule(words)
-    prefix = [name, sub]
-    if sub in _RUNNER_GROUPS:  # `uv tool:*` would cover `uv tool run python` too
-        group_sub = words[2].value if len(words) > 2 else ""
-        if not _SUBCOMMAND.fullmatch(group_sub):
-            return _exact_rule(words)
-        prefix.append(group_sub)
-    if prefix[-1] in _RUNNERS:
-        program = words[len(prefix)].value if len(words) > len(prefix) else ""
-        if not _SCRIPT_NAME.fullmatch(program) or _no_prefix(program):
-            return _exact_rule(words)
-        prefix.append(program)
-    return f"Bash({_join(prefix)}:*)"
-
-
-def _exact_rule(words: Sequence[Word]) -> str | None:
-    if not all(w.exact for w in words):
-        return None
-    return f"Bash({_join(w.value for w in words)})"
-
-
-def _join(words: Iterable[str]) -> str:
-    return " ".join(w if re.fullmatch(r"[\w@%+=:,./-]+", w) else _quote(w) for w in words)
-
-
-def _quote(word: str) -> str:
-    return "'" + word.replace("'", "'\\''") + "'"
 
 
 def _glob_escape(path: str) -> str:

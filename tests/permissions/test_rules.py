@@ -34,7 +34,7 @@ from peri_cli.permissions.rules import (
     split_cli_rules,
     suggest_rules,
 )
-from peri_cli.permissions.shellparse import MAX_COMMAND_CHARS, ShellParseError, parse
+from peri_cli.permissions.shell_syntax import MAX_COMMAND_CHARS, ShellParseError, parse
 from peri_cli.permissions.trust import WorkspaceFiles
 
 USER = RuleSource("user", "/home/u/.peri/settings.json")
@@ -271,10 +271,10 @@ def test_allow_rules_need_an_exact_command(ws: Path, command: str) -> None:
         "echo 'not closed",
         'echo "not closed',
         "echo $(not closed",
-        "case x in a) rm -rf /;; esac",
-        "f() { rm -rf /; }; f",
+        "if true; then rm -rf /",  # a missing `fi`
+        "cat <<EOF\nnot closed",
+        "coproc x (rm -rf /)",  # the grammar reads no named coprocess of a subshell
         "echo $((1 + $(rm -rf /)))",
-        "cat <<EOF\n$(rm -rf /)\nEOF",
         "arr=(a b); echo ${arr[$(rm -rf /)]}",
         "too long",
         "too many parts",
@@ -294,6 +294,18 @@ def test_a_command_that_cannot_be_read_asks(ws: Path, command: str) -> None:
     assert "could not be checked" in decision.reason
     assert bash(ws, allow, command, "plan") == "deny"
     assert bash(ws, allow, command, "bypass") == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["case x in a) rm -rf /;; esac", "f() { rm -rf /; }; f", "cat <<EOF\n$(rm -rf /)\nEOF"],
+)
+def test_case_functions_and_here_documents_are_read_part_by_part(ws: Path, command: str) -> None:
+    """The hand-written reader gave up on these (and asked); bash's grammar reads them, so the
+    commands inside are judged as any other part."""
+    assert bash(ws, rules("Bash(cat:*)", "Bash(f)"), command) == "ask"
+    assert bash(ws, rules("Bash(cat:*)", "Bash(f)", "Bash(rm -rf /)"), command) == "allow"
+    assert bash(ws, rules("Bash(rm:*)", behavior="deny"), command, "bypass") == "deny"
 
 
 def test_deny_rules_see_through_wrappers_and_nested_shells(ws: Path) -> None:
@@ -885,3 +897,92 @@ def test_a_top_level_file_or_one_that_runs_on_its_own_is_offered_only_itself(
     assert decide(call, granted, ctx, "default").action == "allow"
     other = describe_call("Write", "write", {"file_path": follow_up}, (), ws)
     assert decide(other, granted, ctx, "default").action == "ask"
+
+
+# --- deny rules against smuggling -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$'rm' f",  # ANSI-C quoting is decoded
+        "$'\\x72\\x6d' f",
+        "\\rm f",
+        "r''m f",
+        '"rm" f',
+        "/bin/rm f",  # a path names the program by its basename
+        "./../../bin/rm f",
+        "command -p rm f",
+        "command rm f",
+        "builtin rm f",
+        "env X=1 rm f",
+        "env -u HOME -- rm f",
+        "exec -a x rm f",
+        "nice -n 5 rm f",
+        "nohup rm f",
+        "timeout -s KILL 5 rm f",
+        "echo f | xargs -0 -n 1 rm",
+        "sudo -u root /usr/bin/rm f",
+        "time -p rm f",
+        "stdbuf -oL rm f",
+        "setsid rm f",
+        "busybox rm f",
+        "env -S 'rm -f x'",
+        "find . -name x -exec /bin/rm {} ;",
+        "trap 'rm f' EXIT",
+        "coproc rm f",
+        "coproc { rm f; }",
+        "f() { rm f; }",
+    ],
+)
+def test_a_deny_rule_sees_the_program_by_its_name(ws: Path, command: str) -> None:
+    deny = rules("Bash(rm:*)", behavior="deny")
+    for mode in ("bypass", "default", "accept-edits"):
+        assert bash(ws, deny, command, mode) == "deny", (command, mode)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "$(echo rm) f",
+        "`echo rm` f",
+        "x=rm; $x f",
+        '"$x" f',
+        "${x:-rm} f",
+        'eval "$(echo rm f)"',
+        "eval $cmd",
+        'sh -c "$x"',
+        'bash -c "$(cat script)"',
+        'sudo "$@"',
+        "env $x f",
+        "$HOME/bin/r* f",
+        "eval 'echo $(('",  # shell code that cannot be read
+    ],
+)
+def test_a_program_known_only_at_run_time_may_be_what_any_deny_rule_names(
+    ws: Path, command: str
+) -> None:
+    """Denied in bypass mode (nobody would be asked), asked in the others."""
+    deny = rules("Bash(rm:*)", behavior="deny")
+    decision = judge(ws, deny, "Bash", {"command": command}, "bypass")
+    assert decision.action == "deny", command
+    assert decision.rule is not None and decision.rule.text == "Bash(rm:*)"
+    assert bash(ws, deny, command, "default") == "ask", command
+    # An allow rule never covers it either, and with no Bash deny or ask rule the mode decides.
+    assert bash(ws, [*deny, *rules("Bash(echo:*)", "Bash(sh:*)")], command, "default") == "ask"
+    assert bash(ws, [], command, "bypass") == "allow"
+
+
+def test_a_malformed_command_with_a_deny_rule_is_denied_in_bypass_mode(ws: Path) -> None:
+    deny = rules("Bash(rm:*)", behavior="deny")
+    hidden = "$'\\x72m' 'f"  # `rm`, written so its text is nowhere in the command
+    assert bash(ws, deny, hidden, "bypass") == "deny"  # the grammar finds an error
+    assert bash(ws, deny, hidden, "default") == "ask"
+    assert bash(ws, deny, "ls; rm x &&", "default") == "deny"  # the rule's text is in it
+    assert bash(ws, [*deny, *rules("Bash")], "ls 'x", "default") == "ask"
+
+
+def test_names_known_before_running_are_not_deny_matches(ws: Path) -> None:
+    deny = rules("Bash(rm:*)", behavior="deny")
+    for command in ["echo rm", "rmdir x", "ls $HOME", "echo $(ls) > /dev/null", "/bin/rmx f"]:
+        assert bash(ws, deny, command, "bypass") == "allow", command
