@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="trust this workspace for this run: apply what its files would loosen "
         "(permission mode, imports from outside it, ...); not remembered",
     )
+    _add_rule_flags(p)
+    p.add_argument("--version", action="version", version=f"peri {__version__}")
+    return p
+
+
+def _add_rule_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--allowedTools",
         "--allowed-tools",
@@ -91,8 +97,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RULES",
         help='permission rules that deny, e.g. "Bash(rm:*),WebFetch"',
     )
-    p.add_argument("--version", action="version", version=f"peri {__version__}")
-    return p
 
 
 def _positive_int(text: str) -> int:
