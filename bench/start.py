@@ -3,7 +3,8 @@
     .venv/bin/python bench/start.py              # ~1 minute
     .venv/bin/python bench/start.py --runs 15 --importtime
 
-`peri --version` is compared with `python -c pass` (the interpreter's floor). The TUI is launched
+`peri --version` is compared with `python -c pass` (the interpreter's floor); `import peri_cli.sdk`
+with `import anthropic` (target: within 1.1x). The TUI is launched
 under tmux (a private server) in a fresh PERI_HOME and an empty workspace; "first screen" is the
 first capture with the alternate screen on and something drawn, "accepts input" is when a probe
 typed after that shows on screen. The floor is a minimal Textual app (an Input, focused) measured
@@ -124,6 +125,29 @@ def main() -> None:  # noqa: PLR0915
             )
         )
         print()
+
+        sdk_cases = {
+            "python -c 'import anthropic'": lambda: u.time_cmd(
+                [u.PY, "-c", "import anthropic"], 1, env=env, cwd=ws, warmup=0
+            )[0],
+            "python -c 'import peri_cli.sdk'": lambda: u.time_cmd(
+                [u.PY, "-c", "import peri_cli.sdk"], 1, env=env, cwd=ws, warmup=0
+            )[0],
+        }
+        t = u.interleaved(sdk_cases, args.runs)
+        floor = u.median(t["python -c 'import anthropic'"])
+        print("## Importing the SDK (peri_cli.sdk) against a provider SDK (anthropic)")
+        print(
+            u.table(
+                ["command", "median", "min", "vs import anthropic"],
+                [
+                    [k, u.ms(u.median(v)), u.ms(min(v)), u.ratio(u.median(v), floor)]
+                    for k, v in t.items()
+                ],
+            )
+        )
+        r = u.median(t["python -c 'import peri_cli.sdk'"]) / floor
+        print(f"\ntarget: within 1.1x of import anthropic: {r:.2f}x -> {u.verdict(r <= 1.1)}\n")
 
         if not u.tmux_available():
             print("TUI start: unavailable (tmux not installed)")

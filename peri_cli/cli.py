@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="with -c/-r: continue in a copy; the original is not written",
     )
     p.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text")
+    p.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        help="with -p --output-format stream-json: also text and thinking deltas and "
+        "SubAgent progress",
+    )
     p.add_argument("--model", help="model name for this run")
     p.add_argument("--provider", choices=("anthropic", "openai"))
     p.add_argument("--permission-mode", choices=MODES)
@@ -67,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="trust this workspace for this run: apply what its files would loosen "
         "(permission mode, imports from outside it, ...); not remembered",
     )
+    _add_rule_flags(p)
+    p.add_argument("--version", action="version", version=f"peri {__version__}")
+    return p
+
+
+def _add_rule_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--allowedTools",
         "--allowed-tools",
@@ -85,8 +97,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RULES",
         help='permission rules that deny, e.g. "Bash(rm:*),WebFetch"',
     )
-    p.add_argument("--version", action="version", version=f"peri {__version__}")
-    return p
 
 
 def _positive_int(text: str) -> int:
@@ -206,28 +216,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             from peri_cli.tui.app import run_tui
 
             return run_tui(lambda: _build(args), args.prompt)
+        if args.print:
+            from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
+
+            prompt = args.prompt or ""
+            piped = read_piped_stdin(sys.stdin.buffer, wait=STDIN_WAIT if prompt else None)
+            return run_headless(args, combine_prompt(prompt, piped))
         from peri_cli.agent.host import StartupError
 
-        prompt = args.prompt or ""
-        if args.print:
-            from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin
-
-            piped = read_piped_stdin(sys.stdin.buffer, wait=STDIN_WAIT if prompt else None)
-            prompt = combine_prompt(prompt, piped)
         try:
             runtime = _build(args)
         except StartupError as e:
-            if args.print:
-                from peri_cli.headless import print_error
-
-                print_error(args.output_format, str(e))
-            else:
-                print(f"peri: error: {e}", file=sys.stderr)
+            print(f"peri: error: {e}", file=sys.stderr)
             return e.exit_code
-        if args.print:
-            from peri_cli.headless import run_headless
-
-            return run_headless(runtime, prompt, args.output_format)
         from peri_cli.tui.app import run_tui
 
         return run_tui(runtime, args.prompt)

@@ -13,7 +13,7 @@ from peri_cli.agent.loop import Agent, CompactHook
 from peri_cli.base.childenv import child_env
 from peri_cli.base.ownership import WriteOwners
 from peri_cli.base.provider import Provider
-from peri_cli.base.tool import ToolContext, ToolRegistry
+from peri_cli.base.tool import FilePort, ToolContext, ToolRegistry
 from peri_cli.context.contributions import ContributionChain, default_chain
 from peri_cli.context.tokens import TokenCounter
 from peri_cli.extensions.hookpoints import Hooks
@@ -50,6 +50,7 @@ class AgentFactory:
     hooks: Hooks | None = None  # the session's command hooks; SubAgents run them too
     # Files kept before writes, recorded in the main session (its SubAgents' writes too).
     checkpoints: Checkpointer | None = None
+    files: FilePort | None = None  # Read, Edit and Write through a program instead of the disk
 
     def build(self, session: Session, config: AgentConfig) -> Agent:
         ctx = ToolContext(
@@ -61,6 +62,7 @@ class AgentFactory:
             checkpoints=self.checkpoints,
             read_denied=config.policy.read_denied,
             grant=functools.partial(config.policy.grant_for_turn, agent=config.agent_id),
+            files=self.files,
         )
         agent = Agent(
             session=session,

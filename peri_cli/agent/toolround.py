@@ -250,9 +250,12 @@ class ToolRound:
             asked = PermissionRequested(
                 tool.name, raw, decision.reason, future, agent=self.label, suggestions=offers
             )
+            asked.tool_use_id = item.use.id
             yield asked
             answer = await future
             note = asked.deny_note.strip()
+            if answer != "deny" and asked.updated_input is not None:
+                self._replace_input(item, tool, asked.updated_input)
             if answer == "allow_session":
                 self.policy.allow_for_session(offers)
             elif answer == "allow_project" and (problem := self.policy.allow_in_project(offers)):
@@ -272,6 +275,16 @@ class ToolRound:
             f"{self.policy.mode!r}. Do not retry the same call; tell the user what you "
             "wanted to do so they can allow it or change the mode."
         )
+
+    def _replace_input(self, item: _Planned, tool: Tool, raw: dict[str, Any]) -> None:
+        """The answer changed the input (a program's `Allow(updated_input=...)`): that runs."""
+        try:
+            item.params = tool.validate(raw)
+            item.writes = tool.writes(item.params, self.tool_ctx)
+        except Exception as e:
+            item.output = ToolOutput.error(f"The changed input for {tool.name} is invalid: {e}")
+            return
+        item.use = item.use.model_copy(update={"input": raw})
 
     async def _pre_tool_use(self, name: str, raw: dict[str, Any], use_id: str) -> HookOutcome:
         if self.hooks is None:

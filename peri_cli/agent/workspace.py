@@ -7,12 +7,13 @@ project file's paths inside the workspace until it is trusted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from peri_cli.base.settings import (
     WORKSPACE_SCOPES,
     LoadedSettings,
+    Scope,
     SettingKey,
     Settings,
     SettingsLayer,
@@ -48,11 +49,17 @@ def load_workspace(
     trust_flag: bool = False,
     interactive: bool = False,
     extra: Sequence[Loosening] = (),
+    sources: Collection[Scope] | None = None,
+    extra_layers: Sequence[SettingsLayer] = (),
 ) -> tuple[LoadedSettings, TrustState]:
     """Read the settings, find what the workspace's files would loosen (plus `extra`, found
     elsewhere: skills' allowed-tools, .mcp.json servers), decide trust, and merge the settings
-    accordingly. SettingsError for a bad settings file."""
+    accordingly. SettingsError for a bad settings file. `sources`: which files are read (None:
+    all); `extra_layers`: settings given by a program, read after the user's file."""
     layers, warnings = read_layers(workspace, peri_home)
+    if sources is not None:
+        layers = [layer for layer in layers if layer.scope in sources]
+    layers[:0] = extra_layers
     files = WorkspaceFiles(workspace, tuple(layers), mode_flag)
     found = [*find_loosenings(files, ALL_DETECTORS), *extra]
     untrusted = merge_layers(layers, env, withhold=_withheld(layers), warnings=warnings)

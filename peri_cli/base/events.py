@@ -68,6 +68,8 @@ class PermissionRequested:
     agent: str | None = None  # the SubAgent asking (its label), None for the main agent
     suggestions: list[str] = field(default_factory=list)  # rules "allow for the session" adds
     deny_note: str = ""  # set before answering "deny": what the model is told instead
+    tool_use_id: str = ""  # the call asked about
+    updated_input: dict[str, Any] | None = None  # set before allowing: what runs instead
 
 
 @dataclass(frozen=True)

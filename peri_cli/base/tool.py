@@ -32,6 +32,15 @@ class FileKeeper(Protocol):
     ) -> None: ...
 
 
+class FilePort(Protocol):
+    """Files through a program instead of the disk (`PeriOptions.files`): Read, Edit and Write
+    use it when set. `read_text` raises FileNotFoundError for a file that is not there."""
+
+    async def read_text(self, path: str) -> str: ...
+
+    async def write_text(self, path: str, text: str) -> None: ...
+
+
 # What a tool does, for the permission policy: read-only, changes files, runs commands, or external.
 ToolKind = Literal["read", "write", "execute", "external"]
 
@@ -57,6 +66,8 @@ class ToolContext:
     # Pre-approve permission rules until the current turn ends (a skill's `allowed-tools`);
     # the flag: they come from a repository's file, which only a trusted workspace honours.
     grant: Callable[[Sequence[str], bool], None] | None = None
+    # Read, Edit and Write go through this instead of the disk when set (a program's files).
+    files: FilePort | None = None
 
     def report(self, text: str) -> None:
         """Tell the UI how the call is going (nothing happens when no one listens)."""

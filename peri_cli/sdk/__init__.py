@@ -1,4 +1,51 @@
 """The public door: `query`, `PeriClient`, `PeriOptions` and typed events (CONTRACT.md §8).
 
-The composition root behind it (`runtime`) fills the agent factory with providers, tools and MCP;
-faces (`tui`, `headless`, `acp`) import this door, never the adapters."""
+The composition root behind it (`runtime`, `composed`) fills the agent factory with providers,
+tools and MCP; faces (`tui`, `headless`, `acp`) import this door, never the adapters. Importing it
+loads no Textual and no provider SDK (those come with the first request)."""
+
+from peri_cli.base.tool import FilePort
+from peri_cli.sdk.client import PeriClient, PeriError, query
+from peri_cli.sdk.events import (
+    AssistantEvent,
+    CompactEvent,
+    Event,
+    ResultEvent,
+    SubagentEvent,
+    SystemEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolResultEvent,
+    ToolUseEvent,
+    parse_event,
+)
+from peri_cli.sdk.options import (
+    Allow,
+    CanUseTool,
+    Deny,
+    PeriOptions,
+    PermissionContext,
+)
+
+__all__ = [
+    "Allow",
+    "AssistantEvent",
+    "CanUseTool",
+    "CompactEvent",
+    "Deny",
+    "Event",
+    "FilePort",
+    "PeriClient",
+    "PeriError",
+    "PeriOptions",
+    "PermissionContext",
+    "ResultEvent",
+    "SubagentEvent",
+    "SystemEvent",
+    "TextDeltaEvent",
+    "ThinkingDeltaEvent",
+    "ToolResultEvent",
+    "ToolUseEvent",
+    "parse_event",
+    "query",
+]

@@ -1,541 +1,109 @@
-"""Composition: settings, the session store, the provider and the agent for one `peri` run."""
+"""Composition: settings, the session store, the provider and the agent for one run. The command
+line's flags (`build_runtime`) and a program's `PeriOptions` (`sdk.client`) both become a
+`RunSpec`; nothing here reads the process's directory or environment but through it."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import date
+import os
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-from peri_cli.agent.compaction.compactor import Compactor
-from peri_cli.agent.compaction.config import CompactConfig
-from peri_cli.agent.factory import AgentConfig, AgentFactory
-from peri_cli.agent.host import CommandError, ExtraCommand, ServerQuestion, StartupError
-from peri_cli.agent.loop import Agent
-from peri_cli.agent.subagents import SubagentManager
-from peri_cli.agent.workspace import load_workspace, settle, workspace_guides
-from peri_cli.base.childenv import child_env
-from peri_cli.base.models import context_window, default_model
-from peri_cli.base.provider import Provider
-from peri_cli.base.settings import LoadedSettings, Settings, peri_home_from_env
+from peri_cli.agent.host import StartupError
+from peri_cli.agent.workspace import load_workspace
+from peri_cli.base.models import default_model
+from peri_cli.base.settings import Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
-from peri_cli.base.textsafe import visible
-from peri_cli.base.tool import ToolRegistry
-from peri_cli.context.contributions import ContributionChain, default_chain
-from peri_cli.context.meta import ALL_ON, MetaRegistry, MetaState
-from peri_cli.context.meta import resolve as resolve_meta
-from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_environment
-from peri_cli.context.tokens import default_counter
-from peri_cli.extensions.agent_types import discover_agent_types
-from peri_cli.extensions.extra_tools import offer_extra_tools
-from peri_cli.extensions.hookpoints import Hooks
-from peri_cli.extensions.hooks import SessionStartSource, hook_config_from_layers
-from peri_cli.extensions.skills.catalog import SkillCatalog
+from peri_cli.base.tool import FilePort
+from peri_cli.extensions.hooks import hook_config_from_layers
 from peri_cli.extensions.skills.discovery import load_skills
-from peri_cli.extensions.skills.listing import skill_listing
-from peri_cli.permissions.asking import Mode
-from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rules import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
-from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
-from peri_cli.session.checkpoints import Checkpointer
-from peri_cli.session.store import Session, SessionNotFound, SessionStore
-from peri_cli.session.transcript import Snapshot
-from peri_cli.session.transcript_file import TranscriptError
+from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
+from peri_cli.session.store import SessionStore
 
-if TYPE_CHECKING:
-    from peri_cli.mcp.boot import Boot
-    from peri_cli.mcp.config import ServerConfig
-    from peri_cli.mcp.manager import McpManager
-
-
-def choose_provider(flag: str | None, settings: Settings, env: Mapping[str, str]) -> str:
-    if flag:
-        return flag
-    if settings.provider:
-        return settings.provider
-    if (
-        not env.get("ANTHROPIC_API_KEY")
-        and not env.get("ANTHROPIC_BASE_URL")
-        and (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"))
-    ):
-        return "openai"
-    return "anthropic"
-
-
-def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
-    """Why the provider cannot be reached, in words a user can act on; None when it can."""
-    prefix = provider.upper()
-    if env.get(f"{prefix}_API_KEY") or env.get(f"{prefix}_BASE_URL"):
-        return None
-    return (
-        f"No {provider} API key. Set {prefix}_API_KEY, or point {prefix}_BASE_URL at a local "
-        "server (vLLM, llama.cpp, Ollama)"
-        + (", or choose --provider openai." if provider == "anthropic" else ".")
-    )
+__all__ = [
+    "RunSpec",
+    "Runtime",
+    "StartupError",
+    "build_from_spec",
+    "build_runtime",
+    "choose_provider",
+    "credentials_problem",
+    "spec_from_args",
+]
 
 
 @dataclass
-class Runtime:
+class RunSpec:
+    """Everything one run is built from, whoever asked for it."""
+
     workspace: Path
-    peri_home: Path
     env: Mapping[str, str]
-    settings: Settings
-    store: SessionStore
-    provider_name: str
-    model: str
-    mode: Mode
-    max_turns: int | None
-    warnings: list[str] = field(default_factory=list)
-    session: Session | None = None
-    agent: Agent | None = None
-    subagents: SubagentManager | None = None
-    mcp: McpManager | None = None  # the MCP servers, connecting in the background
-    _provider: Provider | None = None
-    _mcp_boot: Boot | None = None
-    # Workspace trust (None: built without settings files, e.g. by a test: nothing to unlock).
-    trust: TrustState | None = None
-    loaded: LoadedSettings | None = None
-    mode_from_flag: bool = False
-    start_after_trust: bool = False  # a new session waits for the trust question's answer
-    # The skills of the attached session: none when its Meta Harness turned `skills` off.
-    skills: SkillCatalog = field(default_factory=SkillCatalog)
-    loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
-    meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
-    rules: RuleSet = field(default_factory=RuleSet)  # settings files and the command line
-    session_source: SessionStartSource = "startup"  # how the attached session began
-    interactive: bool = False  # the TUI: it can ask about project servers added since trust
-    _unapproved: list[ServerConfig] = field(default_factory=list)  # waiting for the user's word
-
-    @property
-    def trusted(self) -> bool:
-        return self.trust is not None and self.trust.trusted
-
-    @property
-    def trust_pending(self) -> bool:
-        """The TUI must ask whether to trust the workspace before the session is attached."""
-        return self.trust is not None and self.trust.ask
-
-    def answer_trust(self, answer: bool | None) -> None:
-        """The user's answer (None: no answer, ask again next time): apply it to the settings,
-        record it, then start the session that waited for it."""
-        assert self.trust is not None
-        state = self.trust
-        state.ask = False
-        if answer is not None:
-            declined = frozenset(item.identity for item in state.loosenings)
-            # the dialog listed the project's MCP servers: trusting it approves those
-            servers = frozenset(c.fingerprint() for c in self._project_servers())
-            record = TrustRecord(True, servers=servers) if answer else TrustRecord(False, declined)
-            try:
-                TrustStore(self.peri_home).record(self.workspace, record)
-            except TrustStoreError as e:
-                self.warnings.append(f"{e}; the answer holds for this run only")
-        if answer:
-            state.trusted, state.why = True, "recorded"
-            assert self.loaded is not None
-            self._apply_settings(settle(self.loaded, self.env, trusted=True))
-            if self.agent is not None:  # the workspace's allow rules and hooks apply now
-                self.agent.policy.trusted = True
-                if self.agent.hooks is not None:
-                    self.agent.hooks.trusted = True
-            self._mcp_trusted()
-        else:
-            state.why = "declined" if answer is False else state.why
-            if warning := state.warning():
-                self.warnings.append(warning)
-        if self.start_after_trust:
-            self.start_after_trust = False
-            self.start_new()
-
-    def _apply_settings(self, loaded: LoadedSettings) -> None:
-        self.loaded, self.settings = loaded, loaded.settings
-        if not self.mode_from_flag:
-            self.mode = loaded.settings.permission_mode
-            if self.agent is not None:
-                self.agent.policy.mode = self.mode
-
-    @property
-    def context_window(self) -> int:
-        return context_window(self.model, self.settings.context_window)
-
-    @property
-    def credentials_problem(self) -> str | None:
-        """Why no model can be reached; None once a provider exists (e.g. one a test injected)."""
-        if self._provider is not None:
-            return None
-        return credentials_problem(self.provider_name, self.env)
-
-    def provider(self) -> Provider:
-        if self._provider is None:
-            from peri_cli.providers import make_provider
-
-            self._provider = make_provider(self.provider_name)
-        return self._provider
-
-    def new_snapshot(self) -> Snapshot:
-        home = Path(self.env.get("HOME", str(Path.home())))
-        guides = workspace_guides(
-            self.workspace, home, self.loaded or self.settings, trusted=self.trusted
-        )
-        platform, is_git = detect_environment(self.workspace)
-        meta = resolve_meta(
-            self.loaded or self.settings, workspace=self.workspace, peri_home=self.peri_home
-        )
-        self.warnings.extend(meta.warnings)
-        state = meta.state
-        skills = self._all_skills() if state.enabled("skills") else SkillCatalog()
-        listing = skill_listing(skills, self.context_window)
-        has_subagents = state.enabled("subagents") and bool(
-            discover_agent_types(self.workspace, home, builtins=state.builtin_subagents).types
-        )
-        inputs = SnapshotInputs(
-            workspace=self.workspace,
-            today=date.today(),
-            platform=platform,
-            is_git=is_git,
-            guide_text=guides.text,
-            guide_files=[_display(p, self.workspace) for p in guides.files],
-            guide_warnings=list(guides.warnings),
-            skill_listing=listing.text,
-            skills=list(listing.shown),
-            meta=state,
-            overrides=meta.texts,
-            has_subagents=has_subagents,
-        )
-        return build_snapshot(inputs)
-
-    def _all_skills(self) -> SkillCatalog:
-        if self.loaded_skills is None:
-            self.loaded_skills = self.skills
-        return self.loaded_skills
-
-    def start_new(self) -> Session:
-        snapshot = self.new_snapshot()
-        try:
-            session = self.store.create(snapshot)
-        except OSError as e:
-            raise StartupError(self._home_problem(e)) from e
-        self.session_source = "startup"
-        return self._attach(session)
-
-    def _home_problem(self, e: OSError) -> str:
-        where = e.filename or self.store.root
-        return (
-            f"cannot write sessions under PERI_HOME ({self.peri_home}): {where}: "
-            f"{e.strerror or e}. Point PERI_HOME at a writable folder."
-        )
-
-    def start_existing(self, id_or_prefix: str, *, fork: bool) -> Session:
-        try:
-            session_id = self.store.resolve(id_or_prefix)
-        except SessionNotFound as e:
-            raise StartupError(str(e), exit_code=2) from e
-        try:
-            session = self.store.fork(session_id) if fork else self.store.open(session_id)
-        except TranscriptError as e:  # locked by another process, or unreadable
-            raise StartupError(str(e)) from e
-        except OSError as e:
-            raise StartupError(self._home_problem(e)) from e
-        self.warnings.extend(session.warnings)
-        self.session_source = "resume"
-        return self._attach(session)
-
-    def _attach(self, session: Session) -> Session:
-        if self.session is not None:
-            self.session.close()
-        self.session = session
-        # The session's frozen Meta Harness state decides what its agents get, whatever the
-        # settings say now (a session from before the Meta Harness has none: all on).
-        self.meta = MetaState.from_header(session.snapshot.meta_harness)
-        all_skills = self._all_skills()
-        self.skills = all_skills if self.meta.enabled("skills") else SkillCatalog()
-        self.agent = self.make_agent(session)
-        return session
-
-    def make_agent(self, session: Session) -> Agent:
-        """The session's main agent, built by the core's factory, with its SubAgent manager."""
-        from peri_cli.tools import builtin_tools
-        from peri_cli.tools.agent import AgentTool
-        from peri_cli.tools.skill import SkillTool
-        from peri_cli.tools.webfetch import WebFetchTool
-
-        home = Path(self.env.get("HOME", str(Path.home())))
-        meta = self.meta
-        catalog = discover_agent_types(self.workspace, home, builtins=meta.builtin_subagents)
-        agent_tool = AgentTool(catalog)
-
-        def make_tools() -> ToolRegistry:
-            registry = MetaRegistry(meta=meta)  # drops what the Meta Harness removed
-            for tool in builtin_tools():
-                registry.add(tool)
-            if catalog.types:
-                registry.add(agent_tool)
-            if self.skills.for_model():
-                registry.add(SkillTool(self.skills))
-            if self.mcp is not None and meta.enabled("mcp"):
-                self.mcp.attach(registry)  # the servers' sources first, so the wrappers are offered
-            registry.add(WebFetchTool(), deferred=True)  # found through SearchExtraTools
-            if meta.enabled("deferred"):
-                offer_extra_tools(registry)
-            return registry
-
-        factory = AgentFactory(
-            provider=_LazyProvider(self),
-            workspace=self.workspace,
-            make_tools=make_tools,
-            make_compactor=self.make_compactor,
-            make_chain=self._make_chain,
-            env=child_env(self.env, self.settings.scrub_env),
-            retry_max_wait=self.settings.retry_max_wait_seconds,
-            hooks=self._hooks_for(session),
-            checkpoints=Checkpointer(session),
-        )
-        policy = PermissionPolicy(
-            mode=self.mode,
-            workspace=self.workspace,
-            rules=self.rules,
-            trusted=self.trusted,
-            home=Path(self.env.get("HOME", str(Path.home()))),
-        )
-        agent = factory.build(
-            session, AgentConfig(model=self.model, policy=policy, max_turns=self.max_turns)
-        )
-        self.subagents = agent_tool.runner = SubagentManager(agent, factory, catalog)
-        self.warnings.extend(catalog.problems)
-        return agent
-
-    def _hooks_for(self, session: Session) -> Hooks | None:
-        """The session's command hooks (None when none are configured)."""
-        config = hook_config_from_layers(self.loaded.layers if self.loaded else ())
-        if not config.hooks:
-            return None
-        return Hooks(
-            config=config,
-            trusted=self.trusted,
-            cwd=self.workspace,
-            env=child_env(self.env, self.settings.scrub_env),
-            session_id=session.id,
-            transcript_path=session.path,
-            mode=lambda: self.mode,
-        )
-
-    def _make_chain(self) -> ContributionChain:
-        chain = default_chain()
-        if self.mcp is not None:
-            chain.add("mcp", self.mcp.contribution)  # adds no text; applies late MCP tools
-        for name, _ in list(chain.contributors):
-            if not self.meta.keeps_contribution(name):
-                chain.remove(name)
-        return chain
-
-    def start_mcp(self) -> None:
-        """Connect the configured MCP servers in the background (project ones only when the
-        workspace is trusted; the rest are named in the warnings)."""
-        from peri_cli.mcp.boot import start_servers
-
-        record = self._trust_record()
-        allowed = record.servers if record is not None else frozenset()
-        refused = record.refused_servers if record is not None else frozenset()
-        by_flag = self.trust is not None and self.trust.why == "flag"
-        self._mcp_boot = start_servers(
-            self.workspace,
-            self.env,
-            self.loaded.mcp_servers if self.loaded is not None else (),
-            trusted=self.trusted,
-            log_dir=self.store.root / "mcp-logs",
-            scrub_env=self.settings.scrub_env,
-            approve=None if by_flag else (lambda config: config.fingerprint() in allowed),
-        )
-        self.mcp = self._mcp_boot.manager
-        self.warnings.extend(self._mcp_boot.warnings)
-        for config in self._mcp_boot.unapproved:
-            if config.fingerprint() in refused:
-                why = "you said not to start it (start peri with --trust-workspace to run it)"
-            elif self.interactive:
-                self._unapproved.append(config)  # the TUI asks about it
-                continue
-            else:
-                why = (
-                    "it was added after you trusted this workspace; start `peri` once to "
-                    "approve it, or run with --trust-workspace"
-                )
-            where = _display(config.source, self.workspace)
-            self.warnings.append(
-                visible(f"MCP server {config.name!r} from {where} not started: {why}")
-            )
-
-    def _trust_record(self) -> TrustRecord | None:
-        return TrustStore(self.peri_home).lookup(self.workspace)[0]
-
-    def _project_servers(self) -> list[ServerConfig]:
-        """The project's MCP server entries as they are now (`.mcp.json`, project settings)."""
-        from peri_cli.mcp.config import gather_configs
-
-        settings = self.loaded.mcp_servers if self.loaded is not None else ()
-        configs = gather_configs(self.workspace, self.env, settings)
-        return [c for c in configs.servers if c.scope != "user"]
-
-    def server_questions(self) -> list[ServerQuestion]:
-        return [
-            ServerQuestion(c.name, c.details(), _display(c.source, self.workspace))
-            for c in self._unapproved
-        ]
-
-    def answer_server(self, name: str, start: bool | None) -> str | None:
-        config = next((c for c in self._unapproved if c.name == name), None)
-        if config is None:
-            return None
-        self._unapproved.remove(config)
-        if start is None:
-            return None  # asked again next run
-        problem = None
-        try:
-            TrustStore(self.peri_home).remember_server(
-                self.workspace, config.fingerprint(), start=start
-            )
-        except TrustStoreError as e:
-            problem = f"{e}; the answer holds for this run only"
-        if start and self.mcp is not None:
-            self.mcp.add([config])
-        return problem
-
-    def _mcp_trusted(self) -> None:
-        """The workspace was trusted mid-run: its project servers start too."""
-        if self._mcp_boot is None:
-            return
-        from peri_cli.mcp.boot import trust_granted
-
-        self._mcp_boot = trust_granted(
-            self._mcp_boot,
-            self.workspace,
-            self.env,
-            self.loaded.mcp_servers if self.loaded is not None else (),
-            log_dir=self.store.root / "mcp-logs",
-            scrub_env=self.settings.scrub_env,
-        )
-        self.mcp = self._mcp_boot.manager
-        self.warnings.extend(self._mcp_boot.warnings)
-
-    # MCP for the user interfaces (SessionHost)
-
-    def _mcp_on(self) -> McpManager | None:
-        """The servers, unless this session's Meta Harness turned MCP off."""
-        return self.mcp if self.meta.enabled("mcp") else None
-
-    def mcp_statuses(self) -> list[str]:
-        manager = self._mcp_on()
-        return [] if manager is None else [visible(s.line()) for s in manager.statuses()]
-
-    def mcp_reconnect(self, name: str) -> str:
-        manager = self._mcp_on()
-        if manager is None:
-            return "No MCP servers are configured."
-        status = manager.status(name)
-        if status is None:
-            names = ", ".join(repr(s.name) for s in manager.statuses())
-            return visible(f"No MCP server named {name!r}; configured: {names}.")
-        if status.state == "skipped":
-            return visible(f"MCP server {name!r} is not started here: {status.detail}")
-        if not manager.reconnect(name):
-            return visible(f"Cannot reconnect {name!r}: the MCP servers are stopped.")
-        return visible(f"Reconnecting MCP server {name!r}; /mcp shows how it goes.")
-
-    def mcp_prompt_commands(self) -> list[ExtraCommand]:
-        manager = self._mcp_on()
-        if manager is None:
-            return []
-        return [
-            ExtraCommand(p.command, p.argument_hint, p.description, "mcp")
-            for p in manager.prompts()
-        ]
-
-    async def expand_mcp_prompt(self, text: str) -> str | None:
-        from peri_cli.base.tool import ToolError
-        from peri_cli.mcp.names import PREFIX, tool_prefix
-        from peri_cli.mcp.prompts import PromptArgumentError, prompt_arguments
-
-        manager = self._mcp_on()
-        stripped = text.strip()
-        if manager is None or not stripped.startswith(f"/{PREFIX}__"):
-            return None
-        command, _, rest = stripped[1:].partition(" ")
-        names = [s.name for s in manager.statuses() if command.startswith(tool_prefix(s.name))]
-        if not names:
-            return None  # no such server: ordinary text for the model
-        server = max(names, key=lambda n: len(tool_prefix(n)))
-        if manager.is_pending(server):
-            await manager.wait_ready(server, manager.timeouts.connect)
-        prompt = manager.find_prompt(command)
-        if prompt is None:
-            status = manager.status(server)
-            if status is not None and status.state != "connected":
-                raise CommandError(
-                    f"MCP server {server!r} is not connected ({status.state}): {status.detail}"
-                )
-            raise CommandError(f"MCP server {server!r} has no prompt /{command}; /mcp lists it")
-        try:
-            arguments = prompt_arguments(prompt, rest.strip())
-            result = await manager.get_prompt(prompt, arguments)
-        except (PromptArgumentError, ToolError) as e:
-            raise CommandError(str(e)) from e
-        if not result.text.strip():
-            raise CommandError(f"/{command} returned no text")
-        return result.text
-
-    def make_compactor(self) -> Compactor:
-        """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
-        return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
-
-    def close(self) -> None:
-        """End the run: stop background commands, SubAgents and MCP servers, release the
-        session."""
-        if self.subagents is not None:
-            for child in self.subagents.children.values():
-                if child.task is not None and not child.task.done():
-                    child.task.cancel()  # the caller's event loop is ending: mark them stopped
-        if self.agent is not None:
-            for tool in self.agent.tools.direct.values():
-                stop = getattr(tool, "terminate_background", None)
-                if stop is not None:
-                    stop()
-        if self.mcp is not None:
-            self.mcp.close()
-        if self.session is not None:
-            self.session.close()
+    provider: str | None = None
+    model: str | None = None
+    permission_mode: Any = None
+    max_turns: int | None = None
+    trust_workspace: bool = False
+    allowed_tools: Sequence[str] = ()
+    disallowed_tools: Sequence[str] = ()
+    cont: bool = False
+    resume: str | None = None  # "" (the TUI's picker) leaves the session unset
+    fork_session: bool = False
+    interactive: bool = False
+    setting_sources: Collection[Scope] | None = None  # None: every settings file
+    extra_layers: Sequence[SettingsLayer] = ()  # a program's own settings (its MCP servers)
+    append_system: str | None = None
+    files: FilePort | None = None
 
 
-class _LazyProvider:
-    """Builds the SDK client on the first request, keeping SDK imports off the start path."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._runtime = runtime
-        self.name = runtime.provider_name
-
-    def stream(self, request):  # type: ignore[no-untyped-def]
-        return self._runtime.provider().stream(request)
-
-    async def list_models(self) -> list[str] | None:
-        """The provider's model list (None: it has none); the SDK is imported on first ask."""
-        lister = getattr(self._runtime.provider(), "list_models", None)  # test doubles may lack it
-        return None if lister is None else await lister()
-
-
-def _display(path: Path, workspace: Path) -> str:
-    try:
-        return str(path.relative_to(workspace))
-    except ValueError:
-        return str(path)
+def spec_from_args(
+    args: argparse.Namespace, env: Mapping[str, str], *, interactive: bool = False
+) -> RunSpec:
+    """The command line's run: this directory, this environment, the flags."""
+    return RunSpec(
+        workspace=Path.cwd().resolve(),
+        env=env,
+        provider=args.provider,
+        model=args.model,
+        permission_mode=args.permission_mode,
+        max_turns=args.max_turns,
+        trust_workspace=getattr(args, "trust_workspace", False),
+        allowed_tools=getattr(args, "allowed_tools", []),
+        disallowed_tools=getattr(args, "disallowed_tools", []),
+        cont=args.cont,
+        resume=args.resume,
+        fork_session=args.fork_session,
+        interactive=interactive,
+    )
 
 
 def build_runtime(
-    args: argparse.Namespace, env: Mapping[str, str], *, interactive: bool = False
+    args: argparse.Namespace, env: Mapping[str, str] | None = None, *, interactive: bool = False
 ) -> Runtime:
     """The runtime for this run. `interactive` (the TUI) may leave the trust question open
     (`trust_pending`): a new session then starts once `answer_trust` is called."""
-    workspace = Path.cwd().resolve()
+    return build_from_spec(
+        spec_from_args(args, os.environ if env is None else env, interactive=interactive)
+    )
+
+
+def _rules(spec: RunSpec, rules: RuleSet) -> None:
+    for flag, values, behavior in (
+        ("--allowedTools", spec.allowed_tools, "allow"),
+        ("--disallowedTools", spec.disallowed_tools, "deny"),
+    ):
+        found, problems = rules_from_cli(list(values), behavior, flag)  # type: ignore[arg-type]
+        if problems:
+            raise StartupError(problems[0], exit_code=2)
+        rules.extend((found, []))
+
+
+def build_from_spec(spec: RunSpec) -> Runtime:
+    """The runtime of `spec`, its MCP servers started and its session open."""
+    workspace, env = spec.workspace, spec.env
     peri_home = peri_home_from_env(env)
     home = Path(env.get("HOME", str(Path.home())))
     skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
@@ -546,28 +114,23 @@ def build_runtime(
             peri_home,
             env,
             home=home,
-            mode_flag=args.permission_mode,
-            trust_flag=getattr(args, "trust_workspace", False),
-            interactive=interactive,
+            mode_flag=spec.permission_mode,
+            trust_flag=spec.trust_workspace,
+            interactive=spec.interactive,
             extra=grants,
+            sources=spec.setting_sources,
+            extra_layers=spec.extra_layers,
         )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
     settings = loaded.settings
     rules = ruleset_from_layers(loaded.layers)
-    for flag, values, behavior in (
-        ("--allowedTools", getattr(args, "allowed_tools", []), "allow"),
-        ("--disallowedTools", getattr(args, "disallowed_tools", []), "deny"),
-    ):
-        found, problems = rules_from_cli(values, behavior, flag)  # type: ignore[arg-type]
-        if problems:
-            raise StartupError(problems[0], exit_code=2)
-        rules.extend((found, []))
+    _rules(spec, rules)
     warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
     warnings += hook_config_from_layers(loaded.layers).problems
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
-    provider_name = choose_provider(args.provider, settings, env)
+    provider_name = choose_provider(spec.provider, settings, env)
     runtime = Runtime(
         workspace=workspace,
         peri_home=peri_home,
@@ -575,37 +138,39 @@ def build_runtime(
         settings=settings,
         store=SessionStore(peri_home, workspace),
         provider_name=provider_name,
-        model=args.model or settings.model or default_model(provider_name),
-        mode=args.permission_mode or settings.permission_mode,
-        max_turns=args.max_turns,
+        model=spec.model or settings.model or default_model(provider_name),
+        mode=spec.permission_mode or settings.permission_mode,
+        max_turns=spec.max_turns,
         warnings=warnings,
         trust=trust,
         loaded=loaded,
-        mode_from_flag=args.permission_mode is not None,
+        mode_from_flag=spec.permission_mode is not None,
         skills=skills,
         rules=rules,
-        interactive=interactive,
+        interactive=spec.interactive,
+        append_system=spec.append_system,
+        files=spec.files,
     )
     try:
         if settings.meta_harness.get("mcp") is not False:  # turned off: no server starts
             runtime.start_mcp()
-        _open_session(runtime, args, trust)
+        _open_session(runtime, spec, trust)
     except BaseException:
         runtime.close()  # the MCP servers have started
         raise
     return runtime
 
 
-def _open_session(runtime: Runtime, args: argparse.Namespace, trust: TrustState) -> None:
-    if args.cont:
+def _open_session(runtime: Runtime, spec: RunSpec, trust: TrustState) -> None:
+    if spec.cont:
         latest = runtime.store.latest()
         if latest is None:
             raise StartupError("no session to continue in this workspace", exit_code=2)
-        runtime.start_existing(latest, fork=args.fork_session)
-    elif args.resume:
-        runtime.start_existing(args.resume, fork=args.fork_session)
-    elif args.resume is None and trust.ask:
+        runtime.start_existing(latest, fork=spec.fork_session)
+    elif spec.resume:
+        runtime.start_existing(spec.resume, fork=spec.fork_session)
+    elif spec.resume is None and trust.ask:
         runtime.start_after_trust = True  # the frozen prompt depends on the answer
-    elif args.resume is None:
+    elif spec.resume is None:
         runtime.start_new()
     # `-r` without an id leaves the session unset: the TUI opens the picker.

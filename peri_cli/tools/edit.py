@@ -10,13 +10,14 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from peri_cli.base.atomic import atomic_write
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
+from peri_cli.base.tool import FilePort, PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
 from peri_cli.tools.write import count_lines, real_path
 
 SNIFF_BYTES = 8192
 CONTEXT_LINES = 3
 MAX_SNIPPET_LINES = 40
 MAX_SNIPPET_LINE_CHARS = 500
+_IDENTICAL = "old_string and new_string are identical, so there is nothing to do."
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -53,39 +54,67 @@ class EditTool(PydanticTool[EditParams]):
 
     async def call(self, params: EditParams, ctx: ToolContext) -> ToolOutput:
         p = params
+        if ctx.files is not None:
+            return await _edit_through(ctx.files, real_path(ctx, p.file_path), p)
         return await asyncio.to_thread(_edit, real_path(ctx, p.file_path), p)
 
 
 def _edit(path: Path, p: EditParams) -> ToolOutput:
-    old, new = p.old_string, p.new_string
-    if old == new:
-        return ToolOutput.error(
-            "old_string and new_string are identical, so there is nothing to do."
-        )
+    if p.old_string == p.new_string:
+        return ToolOutput.error(_IDENTICAL)
     if path.is_dir():
         return ToolOutput.error(f"{path} is a directory, not a file.")
-    if not path.exists():
+    text = None
+    if path.exists():
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            return ToolOutput.error(f"Cannot read {path}: {e.strerror or e}.")
+        if b"\0" in data[:SNIFF_BYTES]:
+            return ToolOutput.error(f"{path} is a binary file; Edit only changes text files.")
+        # surrogateescape round-trips bytes that are not UTF-8, so the rest stays intact.
+        text = data.decode("utf-8", errors="surrogateescape")
+    plan = _plan(path, text, p)
+    return plan if isinstance(plan, ToolOutput) else _save(path, *plan)
+
+
+async def _edit_through(files: FilePort, path: Path, p: EditParams) -> ToolOutput:
+    """The same edit on a program's file port (`PeriOptions.files`) instead of the disk."""
+    try:
+        text: str | None = await files.read_text(str(path))
+    except FileNotFoundError:
+        text = None
+    plan = _plan(path, text, p)
+    if isinstance(plan, ToolOutput):
+        return plan
+    updated, summary, snippet_at = plan
+    await files.write_text(str(path), updated)
+    return _summary(updated, summary, snippet_at)
+
+
+_Plan = tuple[str, str, "tuple[int, str] | None"]
+
+
+def _plan(path: Path, text: str | None, p: EditParams) -> ToolOutput | _Plan:
+    """The file's new text, the summary and where the snippet starts; or why not (`text` None:
+    the file does not exist)."""
+    old, new = p.old_string, p.new_string
+    if old == new:
+        return ToolOutput.error(_IDENTICAL)
+    if text is None:
         if old == "":
-            return _save(path, new, f"Created {path} ({count_lines(new)} lines).")
+            return new, f"Created {path} ({count_lines(new)} lines).", None
         return ToolOutput.error(
             f"File not found: {path}. Check the path (Glob can find files); "
             "to create a new file use Write."
         )
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        return ToolOutput.error(f"Cannot read {path}: {e.strerror or e}.")
-    if b"\0" in data[:SNIFF_BYTES]:
-        return ToolOutput.error(f"{path} is a binary file; Edit only changes text files.")
-    # surrogateescape round-trips bytes that are not UTF-8, so the rest of the file stays intact.
-    text = data.decode("utf-8", errors="surrogateescape")
     if old == "":
         if text:
             return ToolOutput.error(
                 f"old_string is empty but {path} already has content. Give the exact text to "
                 "replace, or use Write to replace the whole file."
             )
-        return _save(path, new, f"Wrote {path} ({count_lines(new)} lines).")
+        return new, f"Wrote {path} ({count_lines(new)} lines).", None
     count = text.count(old)
     if count == 0 and "\r\n" in text and "\n" in old:
         # The model saw the file through Read, which shows CRLF lines without their \r.
@@ -101,7 +130,7 @@ def _edit(path: Path, p: EditParams) -> ToolOutput:
     start = text.index(old)
     updated = text.replace(old, new) if p.replace_all else text.replace(old, new, 1)
     what = "1 occurrence" if count == 1 else f"all {count} occurrences (the first is shown)"
-    return _save(path, updated, f"Edited {path}: replaced {what}.", snippet_at=(start, new))
+    return updated, f"Edited {path}: replaced {what}.", (start, new)
 
 
 def _crlf(s: str) -> str:
@@ -128,6 +157,10 @@ def _save(
         return ToolOutput.error("new_string contains invalid Unicode (a lone surrogate).")
     except OSError as e:
         return ToolOutput.error(f"Cannot write {path}: {e.strerror or e}.")
+    return _summary(text, summary, snippet_at)
+
+
+def _summary(text: str, summary: str, snippet_at: tuple[int, str] | None) -> ToolOutput:
     if snippet_at is None:
         return ToolOutput.text(summary)
     return ToolOutput.text(f"{summary}\n{_snippet(text, *snippet_at)}")

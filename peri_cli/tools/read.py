@@ -6,6 +6,7 @@ import asyncio
 import base64
 import difflib
 import functools
+import io
 import os
 from pathlib import Path
 from typing import BinaryIO
@@ -14,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from peri_cli.base.images import MAX_IMAGE_BYTES, image_type
 from peri_cli.base.messages import ImagePart, TextPart
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import FilePort, PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.walk import open_regular
 
 MAX_LINE_CHARS = 2000
@@ -48,7 +49,19 @@ class ReadTool(PydanticTool[ReadParams]):
 
     async def call(self, params: ReadParams, ctx: ToolContext) -> ToolOutput:
         p = params
+        if ctx.files is not None:
+            return await _read_through(ctx.files, ctx.resolve(p.file_path), p.offset, p.limit)
         return await asyncio.to_thread(read_file, ctx.resolve(p.file_path), p.offset, p.limit)
+
+
+async def _read_through(files: FilePort, path: Path, offset: int, limit: int) -> ToolOutput:
+    """The file as a program's file port (`PeriOptions.files`) gives it, numbered as usual."""
+    try:
+        text = await files.read_text(str(path))
+    except FileNotFoundError:
+        return ToolOutput.error(f"File not found: {path}. Use Glob to find the file.")
+    data = io.BytesIO(text.encode("utf-8", errors="replace"))
+    return _numbered_lines(data, path, offset, limit)
 
 
 def read_file(path: Path, offset: int = 1, limit: int = 2000) -> ToolOutput:

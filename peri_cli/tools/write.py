@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from peri_cli.base.atomic import atomic_write
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
+from peri_cli.base.tool import FilePort, PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
 
 
 @functools.cache
@@ -51,7 +51,22 @@ class WriteTool(PydanticTool[WriteParams]):
 
     async def call(self, params: WriteParams, ctx: ToolContext) -> ToolOutput:
         p = params
+        if ctx.files is not None:
+            return await _write_through(ctx.files, real_path(ctx, p.file_path), p.content)
         return await asyncio.to_thread(_write, real_path(ctx, p.file_path), p.content)
+
+
+async def _write_through(files: FilePort, path: Path, content: str) -> ToolOutput:
+    """The same write on a program's file port (`PeriOptions.files`) instead of the disk."""
+    try:
+        await files.read_text(str(path))
+        existed = True
+    except FileNotFoundError:
+        existed = False
+    await files.write_text(str(path), content)
+    verb = "Overwrote" if existed else "Created"
+    size = len(content.encode("utf-8", errors="surrogatepass"))
+    return ToolOutput.text(f"{verb} {path} ({size} bytes, {count_lines(content)} lines).")
 
 
 def _write(path: Path, content: str) -> ToolOutput:

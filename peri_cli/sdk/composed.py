@@ -1,0 +1,379 @@
+"""The runtime of one run: settings, trust, the session store, the provider, the session's
+agent and its SubAgents (`runtime.build_runtime` makes one)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from peri_cli.agent.compaction.compactor import Compactor
+from peri_cli.agent.compaction.config import CompactConfig
+from peri_cli.agent.factory import AgentConfig, AgentFactory
+from peri_cli.agent.host import StartupError
+from peri_cli.agent.loop import Agent
+from peri_cli.agent.subagents import SubagentManager
+from peri_cli.agent.workspace import settle, workspace_guides
+from peri_cli.base.childenv import child_env
+from peri_cli.base.models import context_window
+from peri_cli.base.provider import Provider
+from peri_cli.base.settings import LoadedSettings, Settings
+from peri_cli.base.tool import FilePort, ToolRegistry
+from peri_cli.context.contributions import ContributionChain, default_chain
+from peri_cli.context.meta import ALL_ON, MetaRegistry, MetaState
+from peri_cli.context.meta import resolve as resolve_meta
+from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_environment
+from peri_cli.context.tokens import default_counter
+from peri_cli.extensions.agent_types import discover_agent_types
+from peri_cli.extensions.extra_tools import offer_extra_tools
+from peri_cli.extensions.hookpoints import Hooks
+from peri_cli.extensions.hooks import SessionStartSource, hook_config_from_layers
+from peri_cli.extensions.skills.catalog import SkillCatalog
+from peri_cli.extensions.skills.listing import skill_listing
+from peri_cli.permissions.asking import Mode
+from peri_cli.permissions.policy import PermissionPolicy
+from peri_cli.permissions.rules import RuleSet
+from peri_cli.permissions.trust import TrustState
+from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
+from peri_cli.sdk.mcpside import McpSide, display_path
+from peri_cli.session.checkpoints import Checkpointer
+from peri_cli.session.store import Session, SessionNotFound, SessionStore
+from peri_cli.session.transcript import Snapshot
+from peri_cli.session.transcript_file import TranscriptError
+
+if TYPE_CHECKING:
+    from peri_cli.mcp.boot import Boot
+    from peri_cli.mcp.config import ServerConfig
+    from peri_cli.mcp.manager import McpManager
+
+
+def choose_provider(flag: str | None, settings: Settings, env: Mapping[str, str]) -> str:
+    if flag:
+        return flag
+    if settings.provider:
+        return settings.provider
+    if (
+        not env.get("ANTHROPIC_API_KEY")
+        and not env.get("ANTHROPIC_BASE_URL")
+        and (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"))
+    ):
+        return "openai"
+    return "anthropic"
+
+
+def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
+    """Why the provider cannot be reached, in words a user can act on; None when it can."""
+    prefix = provider.upper()
+    if env.get(f"{prefix}_API_KEY") or env.get(f"{prefix}_BASE_URL"):
+        return None
+    return (
+        f"No {provider} API key. Set {prefix}_API_KEY, or point {prefix}_BASE_URL at a local "
+        "server (vLLM, llama.cpp, Ollama)"
+        + (", or choose --provider openai." if provider == "anthropic" else ".")
+    )
+
+
+@dataclass
+class Runtime(McpSide):
+    workspace: Path
+    peri_home: Path
+    env: Mapping[str, str]
+    settings: Settings
+    store: SessionStore
+    provider_name: str
+    model: str
+    mode: Mode
+    max_turns: int | None
+    warnings: list[str] = field(default_factory=list)
+    session: Session | None = None
+    agent: Agent | None = None
+    subagents: SubagentManager | None = None
+    mcp: McpManager | None = None  # the MCP servers, connecting in the background
+    _provider: Provider | None = None
+    _mcp_boot: Boot | None = None
+    # Workspace trust (None: built without settings files, e.g. by a test: nothing to unlock).
+    trust: TrustState | None = None
+    loaded: LoadedSettings | None = None
+    mode_from_flag: bool = False
+    start_after_trust: bool = False  # a new session waits for the trust question's answer
+    # The skills of the attached session: none when its Meta Harness turned `skills` off.
+    skills: SkillCatalog = field(default_factory=SkillCatalog)
+    loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
+    meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
+    rules: RuleSet = field(default_factory=RuleSet)  # settings files and the command line
+    session_source: SessionStartSource = "startup"  # how the attached session began
+    interactive: bool = False  # the TUI: it can ask about project servers added since trust
+    _unapproved: list[ServerConfig] = field(default_factory=list)  # waiting for the user's word
+    append_system: str | None = None  # a program's text after a new session's system prompt
+    files: FilePort | None = None  # Read, Edit and Write through a program instead of the disk
+
+    @property
+    def trusted(self) -> bool:
+        return self.trust is not None and self.trust.trusted
+
+    @property
+    def trust_pending(self) -> bool:
+        """The TUI must ask whether to trust the workspace before the session is attached."""
+        return self.trust is not None and self.trust.ask
+
+    def answer_trust(self, answer: bool | None) -> None:
+        """The user's answer (None: no answer, ask again next time): apply it to the settings,
+        record it, then start the session that waited for it."""
+        assert self.trust is not None
+        state = self.trust
+        state.ask = False
+        if answer is not None:
+            declined = frozenset(item.identity for item in state.loosenings)
+            # the dialog listed the project's MCP servers: trusting it approves those
+            servers = frozenset(c.fingerprint() for c in self._project_servers())
+            record = TrustRecord(True, servers=servers) if answer else TrustRecord(False, declined)
+            try:
+                TrustStore(self.peri_home).record(self.workspace, record)
+            except TrustStoreError as e:
+                self.warnings.append(f"{e}; the answer holds for this run only")
+        if answer:
+            state.trusted, state.why = True, "recorded"
+            assert self.loaded is not None
+            self._apply_settings(settle(self.loaded, self.env, trusted=True))
+            if self.agent is not None:  # the workspace's allow rules and hooks apply now
+                self.agent.policy.trusted = True
+                if self.agent.hooks is not None:
+                    self.agent.hooks.trusted = True
+            self._mcp_trusted()
+        else:
+            state.why = "declined" if answer is False else state.why
+            if warning := state.warning():
+                self.warnings.append(warning)
+        if self.start_after_trust:
+            self.start_after_trust = False
+            self.start_new()
+
+    def _apply_settings(self, loaded: LoadedSettings) -> None:
+        self.loaded, self.settings = loaded, loaded.settings
+        if not self.mode_from_flag:
+            self.mode = loaded.settings.permission_mode
+            if self.agent is not None:
+                self.agent.policy.mode = self.mode
+
+    @property
+    def context_window(self) -> int:
+        return context_window(self.model, self.settings.context_window)
+
+    @property
+    def credentials_problem(self) -> str | None:
+        """Why no model can be reached; None once a provider exists (e.g. one a test injected)."""
+        if self._provider is not None:
+            return None
+        return credentials_problem(self.provider_name, self.env)
+
+    def provider(self) -> Provider:
+        if self._provider is None:
+            from peri_cli.providers import make_provider
+
+            prefix = self.provider_name.upper()
+            self._provider = make_provider(
+                self.provider_name,
+                api_key=self.env.get(f"{prefix}_API_KEY") or None,
+                base_url=self.env.get(f"{prefix}_BASE_URL") or None,
+            )
+        return self._provider
+
+    def new_snapshot(self) -> Snapshot:
+        home = Path(self.env.get("HOME", str(Path.home())))
+        guides = workspace_guides(
+            self.workspace, home, self.loaded or self.settings, trusted=self.trusted
+        )
+        platform, is_git = detect_environment(self.workspace)
+        meta = resolve_meta(
+            self.loaded or self.settings, workspace=self.workspace, peri_home=self.peri_home
+        )
+        self.warnings.extend(meta.warnings)
+        state = meta.state
+        skills = self._all_skills() if state.enabled("skills") else SkillCatalog()
+        listing = skill_listing(skills, self.context_window)
+        has_subagents = state.enabled("subagents") and bool(
+            discover_agent_types(self.workspace, home, builtins=state.builtin_subagents).types
+        )
+        inputs = SnapshotInputs(
+            workspace=self.workspace,
+            today=date.today(),
+            platform=platform,
+            is_git=is_git,
+            guide_text=guides.text,
+            guide_files=[display_path(p, self.workspace) for p in guides.files],
+            guide_warnings=list(guides.warnings),
+            skill_listing=listing.text,
+            skills=list(listing.shown),
+            meta=state,
+            overrides=meta.texts,
+            has_subagents=has_subagents,
+        )
+        snapshot = build_snapshot(inputs)
+        if self.append_system:
+            extra = f"{snapshot.system}\n\n{self.append_system}"
+            snapshot = snapshot.model_copy(update={"system": extra})
+        return snapshot
+
+    def _all_skills(self) -> SkillCatalog:
+        if self.loaded_skills is None:
+            self.loaded_skills = self.skills
+        return self.loaded_skills
+
+    def start_new(self) -> Session:
+        snapshot = self.new_snapshot()
+        try:
+            session = self.store.create(snapshot)
+        except OSError as e:
+            raise StartupError(self._home_problem(e)) from e
+        self.session_source = "startup"
+        return self._attach(session)
+
+    def _home_problem(self, e: OSError) -> str:
+        where = e.filename or self.store.root
+        return (
+            f"cannot write sessions under PERI_HOME ({self.peri_home}): {where}: "
+            f"{e.strerror or e}. Point PERI_HOME at a writable folder."
+        )
+
+    def start_existing(self, id_or_prefix: str, *, fork: bool) -> Session:
+        try:
+            session_id = self.store.resolve(id_or_prefix)
+        except SessionNotFound as e:
+            raise StartupError(str(e), exit_code=2) from e
+        try:
+            session = self.store.fork(session_id) if fork else self.store.open(session_id)
+        except TranscriptError as e:  # locked by another process, or unreadable
+            raise StartupError(str(e)) from e
+        except OSError as e:
+            raise StartupError(self._home_problem(e)) from e
+        self.warnings.extend(session.warnings)
+        self.session_source = "resume"
+        return self._attach(session)
+
+    def _attach(self, session: Session) -> Session:
+        if self.session is not None:
+            self.session.close()
+        self.session = session
+        # The session's frozen Meta Harness state decides what its agents get, whatever the
+        # settings say now (a session from before the Meta Harness has none: all on).
+        self.meta = MetaState.from_header(session.snapshot.meta_harness)
+        all_skills = self._all_skills()
+        self.skills = all_skills if self.meta.enabled("skills") else SkillCatalog()
+        self.agent = self.make_agent(session)
+        return session
+
+    def make_agent(self, session: Session) -> Agent:
+        """The session's main agent, built by the core's factory, with its SubAgent manager."""
+        from peri_cli.tools import builtin_tools
+        from peri_cli.tools.agent import AgentTool
+        from peri_cli.tools.skill import SkillTool
+        from peri_cli.tools.webfetch import WebFetchTool
+
+        home = Path(self.env.get("HOME", str(Path.home())))
+        meta = self.meta
+        catalog = discover_agent_types(self.workspace, home, builtins=meta.builtin_subagents)
+        agent_tool = AgentTool(catalog)
+
+        def make_tools() -> ToolRegistry:
+            registry = MetaRegistry(meta=meta)  # drops what the Meta Harness removed
+            for tool in builtin_tools():
+                registry.add(tool)
+            if catalog.types:
+                registry.add(agent_tool)
+            if self.skills.for_model():
+                registry.add(SkillTool(self.skills))
+            if self.mcp is not None and meta.enabled("mcp"):
+                self.mcp.attach(registry)  # the servers' sources first, so the wrappers are offered
+            registry.add(WebFetchTool(), deferred=True)  # found through SearchExtraTools
+            if meta.enabled("deferred"):
+                offer_extra_tools(registry)
+            return registry
+
+        factory = AgentFactory(
+            provider=_LazyProvider(self),
+            workspace=self.workspace,
+            make_tools=make_tools,
+            make_compactor=self.make_compactor,
+            make_chain=self._make_chain,
+            env=child_env(self.env, self.settings.scrub_env),
+            retry_max_wait=self.settings.retry_max_wait_seconds,
+            hooks=self._hooks_for(session),
+            checkpoints=Checkpointer(session),
+            files=self.files,
+        )
+        policy = PermissionPolicy(
+            mode=self.mode,
+            workspace=self.workspace,
+            rules=self.rules,
+            trusted=self.trusted,
+            home=Path(self.env.get("HOME", str(Path.home()))),
+        )
+        agent = factory.build(
+            session, AgentConfig(model=self.model, policy=policy, max_turns=self.max_turns)
+        )
+        self.subagents = agent_tool.runner = SubagentManager(agent, factory, catalog)
+        self.warnings.extend(catalog.problems)
+        return agent
+
+    def _hooks_for(self, session: Session) -> Hooks | None:
+        """The session's command hooks (None when none are configured)."""
+        config = hook_config_from_layers(self.loaded.layers if self.loaded else ())
+        if not config.hooks:
+            return None
+        return Hooks(
+            config=config,
+            trusted=self.trusted,
+            cwd=self.workspace,
+            env=child_env(self.env, self.settings.scrub_env),
+            session_id=session.id,
+            transcript_path=session.path,
+            mode=lambda: self.mode,
+        )
+
+    def _make_chain(self) -> ContributionChain:
+        chain = default_chain()
+        if self.mcp is not None:
+            chain.add("mcp", self.mcp.contribution)  # adds no text; applies late MCP tools
+        for name, _ in list(chain.contributors):
+            if not self.meta.keeps_contribution(name):
+                chain.remove(name)
+        return chain
+
+    def make_compactor(self) -> Compactor:
+        """Micro and Full compaction as the settings say; `/compact` works even when disabled."""
+        return Compactor(CompactConfig.from_settings(self.settings), counter=default_counter())
+
+    def close(self) -> None:
+        """End the run: stop background commands, SubAgents and MCP servers, release the
+        session."""
+        if self.subagents is not None:
+            for child in self.subagents.children.values():
+                if child.task is not None and not child.task.done():
+                    child.task.cancel()  # the caller's event loop is ending: mark them stopped
+        if self.agent is not None:
+            for tool in self.agent.tools.direct.values():
+                stop = getattr(tool, "terminate_background", None)
+                if stop is not None:
+                    stop()
+        if self.mcp is not None:
+            self.mcp.close()
+        if self.session is not None:
+            self.session.close()
+
+
+class _LazyProvider:
+    """Builds the SDK client on the first request, keeping SDK imports off the start path."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self.name = runtime.provider_name
+
+    def stream(self, request):  # type: ignore[no-untyped-def]
+        return self._runtime.provider().stream(request)
+
+    async def list_models(self) -> list[str] | None:
+        """The provider's model list (None: it has none); the SDK is imported on first ask."""
+        lister = getattr(self._runtime.provider(), "list_models", None)  # test doubles may lack it
+        return None if lister is None else await lister()

@@ -1,0 +1,188 @@
+"""The core's events as the SDK's (`sdk.events`): one translation for programs and `peri -p`.
+
+`Translator` also keeps what the prompt's `result` reports: the last reply's text, the model calls
+made and the error that ended the run, if any."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from peri_cli.agent.loop import Agent
+from peri_cli.agent.subagents import ChildStateChanged
+from peri_cli.base.events import (
+    AssistantMessage,
+    Compacted,
+    CompactFailed,
+    CompactWarning,
+    Notice,
+    ToolCall,
+    ToolFinished,
+    ToolProgress,
+    TurnEnded,
+)
+from peri_cli.base.events import Event as CoreEvent
+from peri_cli.base.messages import dump_message
+from peri_cli.base.provider import TextDelta, ThinkingDelta
+from peri_cli.base.retry import Retrying
+from peri_cli.context.pressure import stable_prefix_share
+from peri_cli.sdk.events import (
+    USAGE_KEYS,
+    AssistantEvent,
+    CompactEvent,
+    Event,
+    ResultEvent,
+    SubagentEvent,
+    SystemEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolResultEvent,
+    ToolUseEvent,
+)
+
+
+class Translator:
+    """Core events in, SDK events out, for one prompt of one session."""
+
+    def __init__(self, session_id: str, *, partial: bool = False) -> None:
+        self.session_id = session_id
+        self.partial = partial
+        self.result = ""
+        self.turns = 0
+        self.error: str | None = None
+        self._announced: set[str] = set()  # tool_use ids whose `tool_use` event was sent
+        self._inputs: dict[str, dict[str, Any]] = {}  # of the current reply's tool calls
+
+    def event(self, event: CoreEvent) -> list[Event]:
+        match event:
+            case AssistantMessage(message=message, usage=usage):
+                self.turns += 1
+                self._inputs = {u.id: dict(u.input) for u in message.tool_uses}
+                if message.text:
+                    self.result = message.text
+                return [
+                    AssistantEvent(
+                        session_id=self.session_id,
+                        message=dump_message(message),
+                        usage=usage.model_dump(),
+                    )
+                ]
+            case ToolCall(id=id, name=name, input=input):
+                return self._announce(id, name, input)
+            case ToolFinished(id=id, name=name, output=output, is_error=is_error):
+                out = self._announce(id, name, self._inputs.get(id, {}))
+                result = ToolResultEvent(
+                    tool_use_id=id, name=name, content=output, is_error=is_error
+                )
+                return [*out, result]
+            case Compacted() | CompactFailed() | CompactWarning():
+                return [compact_event(event)]
+            case Retrying(attempt=attempt, delay=delay, reason=reason):
+                return [SystemEvent.of("retry", attempt=attempt, delay=delay, reason=reason)]
+            case Notice(text=text, level=level):
+                return [SystemEvent.of("notice", level=level, text=text)]
+            case TurnEnded(reason=reason, error=error) if reason != "done":
+                self.error = error or reason
+            case TextDelta(text=text) if self.partial:
+                return [TextDeltaEvent(text=text)]
+            case ThinkingDelta(text=text) if self.partial:
+                return [ThinkingDeltaEvent(text=text)]
+        return []
+
+    def _announce(self, call_id: str, name: str, tool_input: dict[str, Any]) -> list[Event]:
+        """One `tool_use` event per call, before its result; refused calls get one too."""
+        if call_id in self._announced:
+            return []
+        self._announced.add(call_id)
+        return [ToolUseEvent(id=call_id, name=name, input=tool_input)]
+
+    def child_event(self, child_id: str, event: CoreEvent | ChildStateChanged) -> list[Event]:
+        """A SubAgent's state, replies and tool calls, as events carrying its id."""
+        match event:
+            case ChildStateChanged(state=state, detail=detail):
+                line = SystemEvent.of("agent", agent_id=child_id, state=state, detail=detail)
+                return [line, *self._child_partial(child_id, event)]
+            case AssistantMessage(message=message, usage=usage):
+                return [
+                    AssistantEvent(
+                        agent_id=child_id, message=dump_message(message), usage=usage.model_dump()
+                    )
+                ]
+            case ToolCall(id=id, name=name, input=input):
+                used = ToolUseEvent(agent_id=child_id, id=id, name=name, input=input)
+                return [used, *self._child_partial(child_id, event)]
+            case ToolFinished(id=id, name=name, output=output, is_error=is_error):
+                return [
+                    ToolResultEvent(
+                        agent_id=child_id,
+                        tool_use_id=id,
+                        name=name,
+                        content=output,
+                        is_error=is_error,
+                    )
+                ]
+            case TextDelta() | ThinkingDelta() | ToolProgress():
+                return self._child_partial(child_id, event)
+        return []
+
+    def _child_partial(self, child_id: str, event: object) -> list[Event]:
+        if not self.partial:
+            return []
+        match event:
+            case ChildStateChanged(state="running"):
+                return [SubagentEvent(subtype="started", agent_id=child_id, state="running")]
+            case ChildStateChanged(state=state, detail=detail) if state != "queued":
+                return [
+                    SubagentEvent(subtype="finished", agent_id=child_id, state=state, detail=detail)
+                ]
+            case ToolCall(name=name):
+                return [SubagentEvent(subtype="progress", agent_id=child_id, tool=name)]
+            case TextDelta(text=text):
+                return [TextDeltaEvent(agent_id=child_id, text=text)]
+            case ThinkingDelta(text=text):
+                return [ThinkingDeltaEvent(agent_id=child_id, text=text)]
+        return []
+
+    def result_event(self, agent: Agent) -> ResultEvent:
+        usage = agent.usage_total
+        counts: dict[str, Any] = {key: getattr(usage, key) for key in USAGE_KEYS}
+        if agent.usage_estimated:
+            counts["estimated"] = True
+        share = stable_prefix_share(agent.session.entries).share
+        fields: dict[str, Any] = {
+            "session_id": self.session_id,
+            "result": self.result,
+            "is_error": self.error is not None,
+            "num_turns": self.turns,
+            "usage": counts,
+            "permission_denials": [
+                {
+                    "tool_name": d.tool_name,
+                    "tool_use_id": d.tool_use_id,
+                    "tool_input": d.tool_input,
+                    "reason": d.reason,
+                }
+                for d in agent.denials
+            ],
+            "stable_prefix_share": None if share is None else round(share, 4),
+        }
+        if self.error is not None:
+            fields["error"] = self.error
+        return ResultEvent(**fields)
+
+
+def compact_event(event: Compacted | CompactFailed | CompactWarning) -> CompactEvent:
+    match event:
+        case Compacted(strategy=s, tokens_before=b, tokens_after=a, affected=n, detail=d):
+            return CompactEvent(
+                strategy=s,
+                tokens_before=b,
+                tokens_after=a,
+                affected=n,
+                prefix_changed=event.prefix_changed,
+                detail=d,
+            )
+        case CompactFailed(reason=reason):
+            return CompactEvent(strategy="failed", error=reason)
+    return CompactEvent(
+        strategy="warning", pressure=round(event.pressure, 4), threshold=event.threshold
+    )

@@ -1,0 +1,201 @@
+"""One prompt run to its end on a runtime: slash commands, SessionStart hooks, MCP prompts, `@path`
+attachments, the loop, background SubAgents' reports, and the questions the loop asks (answered
+by the program's `can_use_tool`, or denied). Events go to `emit`, the `result` last."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+from peri_cli.agent.attachments import AttachContext, attach, mentions
+from peri_cli.agent.host import CommandError
+from peri_cli.agent.sessionstart import run_session_start
+from peri_cli.agent.subagents import SubagentManager
+from peri_cli.base.events import Compacted, CompactFailed, PermissionRequested
+from peri_cli.base.events import Event as CoreEvent
+from peri_cli.base.textsafe import visible
+from peri_cli.extensions.commands import parse_command
+from peri_cli.sdk.asking import Asker
+from peri_cli.sdk.composed import Runtime
+from peri_cli.sdk.events import Event, SystemEvent
+from peri_cli.sdk.translate import Translator
+from peri_cli.session.transcript import MessageEntry
+
+if TYPE_CHECKING:
+    from peri_cli.mcp.status import ServerStatus
+
+Emit = Callable[[Event], None]
+
+
+class PromptRun:
+    """The run of one prompt: what it emits and the `Translator` that keeps its outcome."""
+
+    def __init__(self, runtime: Runtime, asker: Asker, emit: Emit, *, partial: bool) -> None:
+        agent = runtime.agent
+        assert agent is not None and runtime.session is not None
+        self.runtime, self.agent, self.asker, self.emit = runtime, agent, asker, emit
+        self.out = Translator(runtime.session.id, partial=partial)
+
+    def core(self, event: CoreEvent) -> None:
+        for e in self.out.event(event):
+            self.emit(e)
+
+    async def _answered(self, events: AsyncIterator[CoreEvent]) -> None:
+        async for event in events:
+            if isinstance(event, PermissionRequested):
+                await self.asker.answer(event)
+            self.core(event)
+
+    def init_line(self) -> None:
+        agent = self.agent
+        self.emit(
+            SystemEvent.of(
+                "init",
+                session_id=agent.session.id,
+                model=agent.model,
+                provider=agent.provider.name,
+                tools=sorted(agent.tools.direct),
+                permission_mode=agent.policy.mode,
+            )
+        )
+
+    async def run(self, prompt: str, *, first: bool) -> None:
+        """The prompt's events, as `peri -p` has always run one; a cancellation (interrupt)
+        ends it with the error "cancelled"."""
+        agent, runtime = self.agent, self.runtime
+        invocation = parse_command(prompt)
+        try:
+            if invocation is not None and invocation.command.headless:
+                await self._command(invocation.command.name, invocation.argument)
+            elif invocation is not None:
+                self.out.error = f"/{invocation.command.name} is only available in the TUI"
+            else:
+                if first:
+                    for notice in await run_session_start(
+                        agent.hooks, agent.inbox, runtime.session_source
+                    ):
+                        self.core(notice)
+                expanded = await self._expand(prompt)
+                if expanded is not None:
+                    await self._with_children(expanded, await self._attachments(prompt))
+        except asyncio.CancelledError:
+            self.out.error = "cancelled"
+
+    async def _with_children(self, prompt: str, attached: MessageEntry | None) -> None:
+        manager = self.runtime.subagents
+        watcher = asyncio.create_task(self._watch_children(manager)) if manager else None
+        try:
+            await self._until_quiet(manager, prompt, attached)
+        finally:
+            if manager is not None:  # what still runs is stopped and marked interrupted
+                await manager.stop_all()
+            if watcher is not None:
+                watcher.cancel()
+
+    async def _until_quiet(
+        self, manager: SubagentManager | None, prompt: str, attached: MessageEntry | None
+    ) -> None:
+        """The prompt's turn, then one more turn per background SubAgent report, until no
+        SubAgent runs or waits and no report is unread (or the turn limit is reached)."""
+        agent = self.agent
+        await self._answered(agent.run(prompt, attached))
+        while manager is not None and self.out.error is None:
+            if agent.max_turns is not None and agent.turns >= agent.max_turns:
+                if manager.busy():
+                    self.out.error = f"stopped after {agent.turns} model calls (--max-turns)"
+                return
+            if agent.report_waiting:
+                await self._answered(agent.run(None))
+            elif manager.busy():
+                await manager.next_report()
+            else:
+                return
+
+    async def _watch_children(self, manager: SubagentManager) -> None:
+        async for item in manager.events():
+            event = item.event
+            if isinstance(event, PermissionRequested):
+                await self.asker.answer(event)
+            for e in self.out.child_event(item.child_id, event):
+                self.emit(e)
+
+    async def _command(self, name: str, argument: str) -> None:
+        agent, out = self.agent, self.out
+        if name == "clear":
+            agent.session.clear()
+            out.result = "Cleared the visible history; the session keeps its frozen prompt."
+            self.emit(SystemEvent.of("clear", session_id=agent.session.id))
+            return
+        if agent.compactor is None:
+            out.error = "compaction is not available in this build"
+            return
+        async for event in agent.compact_now(argument or None):
+            self.core(event)
+            if isinstance(event, Compacted):
+                out.result = (
+                    f"Compacted: {event.tokens_before} -> {event.tokens_after} tokens "
+                    f"({event.affected} messages summarized)."
+                )
+            elif isinstance(event, CompactFailed):
+                out.error = f"compaction failed: {event.reason}"
+
+    async def _expand(self, prompt: str) -> str | None:
+        """`/mcp__<server>__<prompt> [args]` -> the prompt's text; None (the error set) when the
+        server cannot give it."""
+        try:
+            expanded = await self.runtime.expand_mcp_prompt(prompt)
+        except CommandError as e:
+            self.out.error = visible(str(e))
+            return None
+        return prompt if expanded is None else expanded
+
+    async def _attachments(self, prompt: str) -> MessageEntry | None:
+        """What the prompt's `@path`s attach, as the TUI attaches them; notices say what."""
+        if not mentions(prompt):
+            return None
+        agent = self.agent
+        ctx = AttachContext(
+            workspace=self.runtime.workspace,
+            read=agent.tools.get("Read"),
+            tool_ctx=agent.tool_ctx,
+            rules=agent.policy.rules.rules,
+            rule_ctx=agent.policy.context(),
+        )
+        found = await attach(prompt, ctx, {})
+        if found.attached:
+            text = "Attached " + ", ".join(f"@{p}" for p in found.attached)
+            self.emit(SystemEvent.of("notice", level="info", text=text))
+        for line in found.skipped:
+            self.emit(SystemEvent.of("notice", level="warning", text=line))
+        return found.entry()
+
+
+def watch_mcp(runtime: Runtime, emit: Emit) -> Callable[[], None] | None:
+    """One `system`/`mcp` event per server state change (and one per server now), emitted on
+    this loop whatever thread the manager reports from; returns how to stop listening."""
+    mcp = runtime.mcp
+    if mcp is None:
+        return None
+    loop = asyncio.get_running_loop()
+    last: dict[str, tuple[object, ...]] = {}
+    stopped = False
+
+    def show(status: ServerStatus) -> None:
+        key = (status.state, status.detail, status.tools, status.prompts)
+        if not stopped and last.get(status.name) != key:
+            last[status.name] = key
+            emit(SystemEvent.of("mcp", **status.to_json()))
+
+    def listener(status: ServerStatus) -> None:
+        loop.call_soon_threadsafe(show, status)  # (a closed loop raises; the manager ignores it)
+
+    mcp.add_listener(listener)
+    for status in mcp.statuses():
+        show(status)
+
+    def stop() -> None:
+        nonlocal stopped
+        stopped = True
+
+    return stop

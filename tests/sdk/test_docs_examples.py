@@ -1,0 +1,104 @@
+"""The examples in docs/sdk.md run, as written, against the fake server (base URL and key from the
+environment, as a user's would be)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakeserver import FakeServer
+from tests.sdk.conftest import API_KEY
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "sdk.md"
+
+
+def _examples() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+
+
+def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    keep = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "PERI_"))
+    }
+    full = keep | {
+        "HOME": str(home),
+        "PERI_HOME": str(home / ".peri"),
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": API_KEY,
+        **env,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_doc_has_three_examples() -> None:
+    assert len(_examples()) == 3
+
+
+def test_one_prompt(server: FakeServer, tmp_path: Path) -> None:
+    server.set_script([{"text": "It is a demo.", "usage": {"output_tokens": 5}}])
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    out = _run(_examples()[0], tmp_path, server, REPO=str(repo))
+    assert out == "It is a demo. 5\n"
+
+
+def test_conversation_with_a_permission_callback(server: FakeServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "README.md").write_text("teh readme\n")
+    server.set_script(
+        [
+            {"tool_calls": [{"name": "Bash", "input": {"command": "rm -rf /tmp/x"}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "Edit",
+                        "input": {
+                            "file_path": "README.md",
+                            "old_string": "teh",
+                            "new_string": "the",
+                        },
+                    }
+                ]
+            },
+            {"text": "Fixed."},
+            {"tool_calls": [{"name": "Bash", "input": {"command": "git status"}}]},
+            {"text": "Here is the diff."},
+        ]
+    )
+    out = _run(_examples()[1], tmp_path, server, REPO=str(repo))
+    assert (repo / "README.md").read_text() == "the readme\n"
+    assert "tool: Bash\ntool: Edit\nFixed.\ntool: Bash\nHere is the diff.\nsession " in out
+    bodies = [r["body"] for r in server.requests if r["status"] == 200]
+    assert "only git commands in this job" in str(bodies[1]["messages"])
+
+
+@pytest.mark.parametrize("count", [3])
+def test_batch_over_repositories(server: FakeServer, tmp_path: Path, count: int) -> None:
+    repos = []
+    for i in range(count):
+        repo = tmp_path / f"repo{i}"
+        repo.mkdir()
+        repos.append(str(repo))
+    server.set_script([{"text": "f, g and h"} for _ in range(count)])
+    out = _run(_examples()[2], tmp_path, server, REPOS=os.pathsep.join(repos))
+    assert out.splitlines() == [f"repo{i}: f, g and h" for i in range(count)]
+    for i in range(count):
+        assert (tmp_path / f".peri-repo{i}" / "projects").is_dir()
