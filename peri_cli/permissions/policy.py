@@ -14,17 +14,14 @@ from typing import Any
 
 from peri_cli.base.modes import Mode
 from peri_cli.base.tool import ToolKind
+from peri_cli.permissions.rule_sources import RuleSet
+from peri_cli.permissions.rule_syntax import Rule, RuleError, RuleSource, parse_rule
 from peri_cli.permissions.rulefile import RuleFileError, add_rules
 from peri_cli.permissions.rules import (
     CallDecision,
     HookPermission,
-    Rule,
     RuleContext,
-    RuleError,
-    RuleSet,
-    RuleSource,
     describe_call,
-    parse_rule,
     read_denied,
     suggest_rules,
 )

@@ -22,14 +22,21 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from peri_cli.base.modes import Mode
-from peri_cli.base.settings import SettingsLayer
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import ToolKind
 from peri_cli.permissions.asking import decide as mode_decide
 from peri_cli.permissions.asking import protected_path
+from peri_cli.permissions.rule_syntax import (
+    MCP_PREFIX,
+    PATH_RULE_TOOLS,
+    READ_TOOLS,
+    SUBJECT_FIELDS,
+    WEB_FETCH,
+    WRITE_TOOLS,
+    Rule,
+)
 from peri_cli.permissions.shell_match import (
     BashPattern,
-    PatternError,
     bash_pattern,
     command_matches,
     deny_views,
@@ -43,231 +50,9 @@ from peri_cli.permissions.shell_syntax import (
     Word,
     parse,
 )
-from peri_cli.permissions.trust import Loosening, WorkspaceFiles
 
-Behavior = Literal["allow", "ask", "deny"]
-BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")  # the order they are judged in
-Scope = Literal["user", "project", "local", "cli", "session"]
-WORKSPACE_SCOPES: frozenset[str] = frozenset({"project", "local"})
-
-# A Read rule covers every tool that reads files (and `@` attachments, judged as Read); an Edit
-# or Write rule every tool that writes them, shell redirections included.
-READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
-WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
-PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
-SUBJECT_FIELDS = {"Agent": "subagent_type", "Skill": "name"}  # Tool(glob) on this input field
-WEB_FETCH = "WebFetch"  # WebFetch(domain:HOST): its subject is the URL's host
-
-_TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
-_MCP_PREFIX = "mcp__"
 # Special files a redirection may name without writing anything the user keeps.
 _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-
-
-class RuleError(ValueError):
-    """A rule that cannot be read; the message says why, in one line."""
-
-
-@dataclass(frozen=True)
-class RuleSource:
-    """Where a rule came from: a settings file, the command line, or an answer this session."""
-
-    scope: Scope
-    path: str = ""  # the settings file, or the flag ("--allowedTools")
-
-    @property
-    def from_workspace(self) -> bool:
-        """A repository's own file: its allow rules wait for workspace trust."""
-        return self.scope in WORKSPACE_SCOPES
-
-    def __str__(self) -> str:
-        if self.scope == "session":
-            return "this session"
-        return self.path or self.scope
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One rule as written (`text`), parsed: the tool it names and what it says about it."""
-
-    behavior: Behavior
-    text: str
-    tool: str  # "Bash", "Edit", "mcp__github__create_issue", "mcp__github" (a whole server)
-    specifier: str | None  # what is inside the parentheses, None for a bare name
-    source: RuleSource
-
-    def applies(self, trusted: bool) -> bool:
-        return trusted or self.behavior != "allow" or not self.source.from_workspace
-
-    def __str__(self) -> str:
-        return f"{self.behavior} {self.text} (from {self.source})"
-
-
-def parse_rule(text: str, behavior: Behavior, source: RuleSource) -> Rule:
-    """One rule string, or RuleError saying what is wrong with it."""
-    rule = text.strip()
-    if not rule:
-        raise RuleError("an empty rule")
-    spec: str | None = None
-    name = rule
-    if "(" in rule:
-        if not rule.endswith(")"):
-            raise RuleError(f"{rule!r}: a rule with '(' must end with ')'")
-        name, spec = rule[: rule.index("(")].strip(), rule[rule.index("(") + 1 : -1].strip()
-        if not spec:
-            raise RuleError(f"{rule!r}: nothing between the parentheses; write {name} alone")
-    elif ")" in rule:
-        raise RuleError(f"{rule!r}: ')' without '('")
-    star = name.endswith("*") and name.startswith(_MCP_PREFIX)
-    if not _TOOL_NAME.fullmatch(name[:-1] if star else name):
-        raise RuleError(f"{rule!r}: {name!r} is not a tool name")
-    if star:
-        name = name[:-1].rstrip("_")
-        if spec is not None:
-            raise RuleError(f"{rule!r}: a wildcard tool name takes no parentheses")
-    if spec is not None:
-        _check_specifier(rule, name, spec)
-    return Rule(behavior, rule, name, spec, source)
-
-
-def _check_specifier(rule: str, tool: str, spec: str) -> None:
-    if tool == WEB_FETCH:
-        if not spec.startswith("domain:") or not spec.removeprefix("domain:").strip():
-            raise RuleError(f"{rule!r}: WebFetch takes domain:HOST, e.g. WebFetch(domain:x.org)")
-    elif tool == "Bash":
-        try:
-            bash_pattern(spec)
-        except PatternError as e:
-            raise RuleError(str(e)) from e
-    elif tool in PATH_RULE_TOOLS:
-        if "\x00" in spec:
-            raise RuleError(f"{rule!r}: a path with a NUL byte")
-    elif tool not in SUBJECT_FIELDS:
-        takes = ", ".join(["Bash", *sorted(PATH_RULE_TOOLS), *sorted(SUBJECT_FIELDS)])
-        raise RuleError(f"{rule!r}: {tool} takes no parentheses (only {takes} do)")
-
-
-# --- where rules come from --------------------------------------------------------------------
-
-
-def rules_from_settings(value: Any, source: RuleSource) -> tuple[list[Rule], list[str]]:
-    """The `permissions` value of one settings file (raw JSON) -> its rules and, one line each,
-    what was wrong with it. A bad rule is skipped and reported, never fatal."""
-    rules: list[Rule] = []
-    problems: list[str] = []
-    if value is None:
-        return rules, problems
-    where = source.path or str(source)
-    if not isinstance(value, dict):
-        problems.append(f"{where}: permissions: expected an object with allow, ask and deny lists")
-        return rules, problems
-    for key, items in value.items():
-        if key not in ("allow", "ask", "deny"):
-            problems.append(
-                visible(
-                    f"{where}: permissions.{key}: not supported; ignored (use allow, ask, deny)"
-                )
-            )
-            continue
-        if not isinstance(items, list):
-            problems.append(f"{where}: permissions.{key}: expected a list of rule strings")
-            continue
-        for n, item in enumerate(items):
-            if not isinstance(item, str):
-                problems.append(f"{where}: permissions.{key}[{n}]: expected a string")
-                continue
-            try:
-                rules.append(parse_rule(item, key, source))
-            except RuleError as e:
-                problems.append(visible(f"{where}: permissions.{key}[{n}]: {e}; ignored"))
-    return rules, problems
-
-
-def split_cli_rules(text: str) -> list[str]:
-    """`--allowedTools "Bash(git diff:*),Edit Read"` -> the rules: commas and spaces separate
-    them except inside parentheses."""
-    out: list[str] = []
-    depth = 0
-    current: list[str] = []
-    for c in text:
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth = max(0, depth - 1)
-        if depth == 0 and (c == "," or c.isspace()):
-            out.append("".join(current))
-            current = []
-        else:
-            current.append(c)
-    out.append("".join(current))
-    return [r.strip() for r in out if r.strip()]
-
-
-def rules_from_cli(
-    values: Sequence[str], behavior: Behavior, flag: str
-) -> tuple[list[Rule], list[str]]:
-    """Rules given on the command line (each flag value may hold several)."""
-    rules: list[Rule] = []
-    problems: list[str] = []
-    source = RuleSource("cli", flag)
-    for value in values:
-        for text in split_cli_rules(value):
-            try:
-                rules.append(parse_rule(text, behavior, source))
-            except RuleError as e:
-                problems.append(visible(f"{flag}: {e}"))
-    return rules, problems
-
-
-@dataclass
-class RuleSet:
-    """Every rule in force, in the order their sources were read, plus what was wrong with them."""
-
-    rules: list[Rule] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-    def extend(self, found: tuple[list[Rule], list[str]]) -> None:
-        self.rules.extend(found[0])
-        self.problems.extend(found[1])
-
-    def add(self, rule: Rule) -> None:
-        if rule not in self.rules:
-            self.rules.append(rule)
-
-    def active(self, trusted: bool) -> list[Rule]:
-        return [r for r in self.rules if r.applies(trusted)]
-
-    def withheld(self, trusted: bool) -> list[Rule]:
-        """Allow rules from the workspace's files left out because it is not trusted."""
-        return [r for r in self.rules if not r.applies(trusted)]
-
-
-def ruleset_from_layers(layers: Iterable[SettingsLayer]) -> RuleSet:
-    """The `permissions` of every settings file, in the order the files were read."""
-    ruleset = RuleSet()
-    for layer in layers:
-        source = RuleSource(layer.scope, str(layer.path))
-        ruleset.extend(rules_from_settings(layer.data.get("permissions"), source))
-    return ruleset
-
-
-def allow_rule_loosenings(files: WorkspaceFiles) -> list[Loosening]:
-    """A trust detector: allow rules in the workspace's own settings files, one line per file."""
-    out: list[Loosening] = []
-    for layer in files.layers:
-        if not layer.from_workspace:
-            continue
-        found, _ = rules_from_settings(
-            layer.data.get("permissions"), RuleSource(layer.scope, str(layer.path))
-        )
-        allows = [r.text for r in found if r.behavior == "allow"]
-        if allows:
-            shown = ", ".join(allows[:5]) + (
-                f" and {len(allows) - 5} more" if len(allows) > 5 else ""
-            )
-            out.append(Loosening("allow_rule", f"allow rules {shown}", files.label(layer.path)))
-    return out
-
 
 # --- the call being judged ---------------------------------------------------------------------
 
@@ -469,8 +254,8 @@ def _name_matches(rule_tool: str, tool: str) -> bool:
     if rule_tool == tool:
         return True
     if rule_tool == "mcp":  # written `mcp__*`: every MCP tool
-        return tool.startswith(_MCP_PREFIX)
-    if rule_tool.startswith(_MCP_PREFIX) and tool.startswith(rule_tool + "__"):
+        return tool.startswith(MCP_PREFIX)
+    if rule_tool.startswith(MCP_PREFIX) and tool.startswith(rule_tool + "__"):
         return rule_tool.count("__") == 1  # mcp__server covers its tools; a tool name only itself
     if rule_tool == "Read":
         return tool in READ_TOOLS
