@@ -13,6 +13,7 @@ import pytest
 from peri_cli.base.modes import Mode
 from peri_cli.base.settings import SettingsLayer
 from peri_cli.base.tool import ToolKind
+from peri_cli.permissions.call_facts import RuleContext, describe_call
 from peri_cli.permissions.rule_sources import (
     RuleSet,
     allow_rule_loosenings,
@@ -29,15 +30,7 @@ from peri_cli.permissions.rule_syntax import (
     split_cli_rules,
 )
 from peri_cli.permissions.rulefile import RuleFileError, add_rules, local_settings_path
-from peri_cli.permissions.rules import (
-    CallDecision,
-    RuleContext,
-    decide,
-    describe_call,
-    evaluate,
-    read_denied,
-    suggest_rules,
-)
+from peri_cli.permissions.rules import CallDecision, decide, evaluate, read_denied, suggest_rules
 from peri_cli.permissions.shell_syntax import MAX_COMMAND_CHARS, ShellParseError, parse
 from peri_cli.permissions.trust import WorkspaceFiles
 
