@@ -1,13 +1,13 @@
-"""Permission rules in Claude Code's syntax: parsing, where each came from, and judging one call.
+"""Judging one call by the rules, then by the permission mode (`decide`).
 
-`Bash(git diff:*)` allows a command that starts with those words, `Bash(npm run test)` exactly
-that command, `Bash(npm run *)` a wildcard; `Read(./secrets/**)` and `Edit(src/**)` are path
-globs relative to the workspace; `mcp__server__tool`, `mcp__server` and a bare tool name match by
-name. Rules are judged deny -> ask -> allow; when none decides, the permission mode does
-(`decide`). A shell command is judged part by part (`shell_syntax`, `shell_match`), its
-redirections as edits of
-their targets; one it cannot read is never allowed by a rule. Allow rules from the workspace's own
-files apply only in a trusted workspace; deny and ask rules always apply.
+Rules are judged deny -> ask -> allow (`evaluate`): a deny or ask rule decides when it touches
+any part of the call (a Bash rule any part of the command as deny rules see it, a path rule any
+file read, searched or written, a name rule the tool). An allow rule covers what it names: a
+Bash command part by part (a prefix or wildcard rule only while no argument leads out of the
+workspace or to a protected path), a write by its target. A command that cannot be read is never
+allowed by a rule; one whose program is known only when it runs asks wherever a Bash deny or ask
+rule might name it. What no rule decides, the mode does, part by part. Allow rules from the
+workspace's own files apply only in a trusted workspace; deny and ask rules always apply.
 """
 
 from __future__ import annotations
@@ -32,12 +32,11 @@ from peri_cli.permissions.call_facts import (
     inside,
     target_of,
 )
-from peri_cli.permissions.path_match import glob_escape, path_hit
+from peri_cli.permissions.path_match import path_hit
 from peri_cli.permissions.rule_syntax import (
     MCP_PREFIX,
     PATH_RULE_TOOLS,
     READ_TOOLS,
-    WEB_FETCH,
     WRITE_TOOLS,
     Rule,
 )
@@ -47,7 +46,6 @@ from peri_cli.permissions.shell_match import (
     command_matches,
     raw_mentions,
 )
-from peri_cli.permissions.shell_suggest import command_rule, reads_program_from_stdin
 from peri_cli.permissions.shell_syntax import SimpleCommand
 
 # --- matching ---------------------------------------------------------------------------------
@@ -311,80 +309,3 @@ def _by_parts(  # noqa: PLR0917 - the pieces `decide` has already worked out
         answers.append(CallDecision(for_write.action, for_write.reason))
     order = {"deny": 0, "ask": 1, "allow": 2}
     return min(answers, key=lambda d: order[d.action], default=CallDecision("allow"))
-
-
-# --- rules offered from an approval -------------------------------------------------------------
-
-
-def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
-    """Allow rules that would let this call run next time without asking: the approval's
-    "allow this command prefix for the session" and "always allow in this project". Empty when
-    no rule fits (a command that cannot be read, a write outside the workspace or to a
-    protected path): then only "allow once" is offered."""
-    try:
-        facts = facts_of(call, ctx)
-    except (OSError, ValueError, RuntimeError):
-        return []
-    if facts.unreadable is not None:
-        return []
-    out: list[str] = []
-    if call.tool == "Bash":
-        commands = _bash_rules(facts, ctx)
-        if commands is None:
-            return []
-        out.extend(commands)
-    elif call.tool == WEB_FETCH:
-        if call.subject is None:
-            return []
-        out.append(f"{WEB_FETCH}({call.subject})")  # this domain, not every site
-    elif call.tool not in WRITE_TOOLS and call.tool not in READ_TOOLS:
-        out.append(call.tool)
-    for target in facts.writes:
-        path = target.path
-        if not inside(path, ctx.root) or protected_path(path, ctx.workspace) is not None:
-            return []
-        out.append(f"Edit(./{_edit_spec(call, path.relative_to(ctx.root))})")
-    return list(dict.fromkeys(out))
-
-
-# Folders whose files some tool runs or loads without being asked: an editor's tasks and
-# settings (.vscode, .idea), git hook managers (.husky, .githooks), CI (.github, .gitlab,
-# .circleci), dev containers, cargo's and yarn's config and plugins, maven's wrapper, direnv,
-# a virtual environment's scripts and `.pth` files, installed packages. A rule for such a folder
-# would let the next edit run code: only the file edited is offered there, at any depth.
-RUNS_ON_ITS_OWN = (
-    *(".vscode", ".idea", ".husky", ".githooks", ".github", ".gitlab", ".circleci"),
-    *(".devcontainer", ".cargo", ".yarn", ".mvn", ".direnv", ".venv", "node_modules"),
-)
-_RUNS_ON_ITS_OWN = frozenset(name.casefold() for name in RUNS_ON_ITS_OWN)  # any case (macOS)
-
-
-def _edit_spec(call: Call, rel: Path) -> str:
-    """An edit tool's folder (its neighbours are likely next); the file alone for a
-    redirection, for a top-level file (its folder would be the whole workspace: `.envrc`, the
-    Makefile) and for a file in a folder whose files run on their own."""
-    folder = rel.parent
-    if (
-        call.tool == "Bash"
-        or str(folder) == "."
-        or any(part.casefold() in _RUNS_ON_ITS_OWN for part in folder.parts)
-    ):
-        return glob_escape(str(rel))
-    return glob_escape(str(folder)) + "/**"
-
-
-def _bash_rules(facts: CallFacts, ctx: RuleContext) -> list[str] | None:
-    """A rule for each part of a shell command, or None when one of them cannot have one."""
-    if facts.changes_directory:
-        # `cd build && rm -rf dist` would be offered `Bash(cd:*)` and `Bash(rm -rf dist)`, which
-        # together allow `cd ~ && rm -rf dist`: what the later parts touch depends on the cd.
-        return None
-    out: list[str] = []
-    for command in facts.commands:
-        if guarded_argument(command, ctx) is not None or reads_program_from_stdin(command):
-            return None
-        rule = command_rule(command)
-        if rule is None:
-            return None
-        out.append(rule)
-    return out

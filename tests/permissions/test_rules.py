@@ -21,6 +21,7 @@ from peri_cli.permissions.rule_sources import (
     rules_from_settings,
     ruleset_from_layers,
 )
+from peri_cli.permissions.rule_suggest import suggest_rules
 from peri_cli.permissions.rule_syntax import (
     Behavior,
     Rule,
@@ -30,7 +31,7 @@ from peri_cli.permissions.rule_syntax import (
     split_cli_rules,
 )
 from peri_cli.permissions.rulefile import RuleFileError, add_rules, local_settings_path
-from peri_cli.permissions.rules import CallDecision, decide, evaluate, read_denied, suggest_rules
+from peri_cli.permissions.rules import CallDecision, decide, evaluate, read_denied
 from peri_cli.permissions.shell_syntax import MAX_COMMAND_CHARS, ShellParseError, parse
 from peri_cli.permissions.trust import WorkspaceFiles
 
