@@ -19,7 +19,7 @@ from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
 from peri_cli.extensions.hooks import hook_config_from_layers
 from peri_cli.extensions.skills.discovery import load_skills
-from peri_cli.permissions.rules import RuleSet, rules_from_cli, ruleset_from_layers
+from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
 from peri_cli.session.store import SessionStore

@@ -30,7 +30,7 @@ from peri_cli.base.tool import (
     ToolOutput,
     Writes,
 )
-from peri_cli.permissions.rules import url_domain
+from peri_cli.permissions.call_facts import url_domain
 
 DEFAULT_CHARS = 50_000
 MAX_CHARS = 200_000

@@ -16,7 +16,7 @@ import pytest
 
 from peri_cli.base.tool import ToolContext, ToolError
 from peri_cli.permissions.policy import PermissionPolicy
-from peri_cli.permissions.rules import RuleError, RuleSource, parse_rule
+from peri_cli.permissions.rule_syntax import RuleError, RuleSource, parse_rule
 from peri_cli.tools import webfetch
 from peri_cli.tools.webfetch import WebFetchTool
 
