@@ -89,8 +89,9 @@ class Settings(_Section):
     # Extra environment variables removed from every child process (on top of provider keys).
     # Every file's list counts: a later file can add names, never take one back.
     scrub_env: list[str] = Field(default_factory=list)
-    # Claude Code's `permissions` ({allow, ask, deny}) and `hooks`; read per file (core/rules.py,
-    # core/hooks.py), because a later file adds to an earlier one's rules instead of replacing.
+    # Claude Code's `permissions` ({allow, ask, deny}) and `hooks`; read per file
+    # (permissions/rule_sources.py, extensions/hooks.py), because a later file adds to an earlier
+    # one's rules instead of replacing them.
     permissions: dict[str, Any] = Field(default_factory=dict)
     hooks: dict[str, Any] = Field(default_factory=dict)
     # The longest wait Peri accepts from a server's retry-after before failing with a message.
