@@ -27,6 +27,7 @@ from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import ToolKind
 from peri_cli.permissions.asking import decide as mode_decide
 from peri_cli.permissions.asking import protected_path
+from peri_cli.permissions.hosts import canonical_host, host_matches
 from peri_cli.permissions.shell_match import (
     BashPattern,
     PatternError,
@@ -329,7 +330,7 @@ def describe_call(
 
 
 def url_domain(url: object) -> str | None:
-    """The host an http(s) URL names (lower case), or None for anything else."""
+    """The host an http(s) URL names (canonical, as hosts.py compares it), or None otherwise."""
     if not isinstance(url, str):
         return None
     try:
@@ -338,7 +339,7 @@ def url_domain(url: object) -> str | None:
         return None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
-    return parts.hostname.lower()
+    return canonical_host(parts.hostname)
 
 
 def _static_prefix(pattern: str) -> str:
@@ -593,7 +594,13 @@ def _tool_hit(rule: Rule, call: Call) -> bool:
         return False
     if rule.specifier is None:
         return True
-    return call.subject is not None and _fnmatch(rule.specifier, call.subject)
+    if call.subject is None:
+        return False
+    if rule.tool == WEB_FETCH:  # one host in any spelling (hosts.py)
+        return host_matches(
+            rule.specifier.removeprefix("domain:"), call.subject.removeprefix("domain:")
+        )
+    return _fnmatch(rule.specifier, call.subject)
 
 
 def _fnmatch(pattern: str, value: str) -> bool:

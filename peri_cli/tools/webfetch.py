@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import functools
 import http.client
-import ipaddress
 import re
 import socket
 import threading
@@ -30,6 +29,7 @@ from peri_cli.base.tool import (
     ToolOutput,
     Writes,
 )
+from peri_cli.permissions.hosts import canonical_host, is_loopback
 from peri_cli.permissions.rules import url_domain
 
 DEFAULT_CHARS = 50_000
@@ -180,18 +180,9 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 def _opener(host: str, line: _Line) -> urllib.request.OpenerDirector:
     handlers: list[Any] = [_NoRedirects(), _WatchedHTTP(line), _WatchedHTTPS(line)]
-    if _loopback(host):
+    if is_loopback(host):
         handlers.append(urllib.request.ProxyHandler({}))  # never send loopback to a proxy
     return urllib.request.build_opener(*handlers)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def fetch(url: str, max_chars: int = DEFAULT_CHARS, line: _Line | None = None) -> ToolOutput:
@@ -255,7 +246,7 @@ def _origin(url: str) -> tuple[str, str, int | None] | None:
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
     except ValueError:
         return None
-    return parts.scheme, (parts.hostname or "").lower(), port
+    return parts.scheme, canonical_host(parts.hostname or ""), port
 
 
 def _render(url: str, headers: HeaderMessage, body: bytes, max_chars: int) -> ToolOutput:
