@@ -17,7 +17,7 @@ MARKER = "peri: nested too deep"
 _MAX_LINE = 64 * 2**20  # longer lines are left dropped: the scan is linear, but memory is not free
 
 
-def recover(item: object) -> object:
+def recover(item: SessionMessage | Exception) -> SessionMessage | Exception:
     """`item` (what the SDK's reader produced), or the message it failed on when that failure
     was only the nesting depth."""
     line = _too_deep_line(item)
