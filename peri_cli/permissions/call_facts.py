@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 
 from peri_cli.base.tool import ToolKind
 from peri_cli.permissions.asking import protected_path
+from peri_cli.permissions.hosts import canonical_host
 from peri_cli.permissions.rule_syntax import SUBJECT_FIELDS, WEB_FETCH, WRITE_TOOLS
 from peri_cli.permissions.shell_match import deny_views
 from peri_cli.permissions.shell_syntax import (
@@ -89,7 +90,7 @@ def describe_call(
 
 
 def url_domain(url: object) -> str | None:
-    """The host an http(s) URL names (lower case), or None for anything else."""
+    """The host an http(s) URL names (canonical, as hosts.py compares it), or None otherwise."""
     if not isinstance(url, str):
         return None
     try:
@@ -98,7 +99,7 @@ def url_domain(url: object) -> str | None:
         return None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
-    return parts.hostname.lower()
+    return canonical_host(parts.hostname)
 
 
 def _static_prefix(pattern: str) -> str:

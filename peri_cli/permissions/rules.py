@@ -32,11 +32,13 @@ from peri_cli.permissions.call_facts import (
     inside,
     target_of,
 )
+from peri_cli.permissions.hosts import host_matches
 from peri_cli.permissions.path_match import path_hit
 from peri_cli.permissions.rule_syntax import (
     MCP_PREFIX,
     PATH_RULE_TOOLS,
     READ_TOOLS,
+    WEB_FETCH,
     WRITE_TOOLS,
     Rule,
 )
@@ -93,7 +95,13 @@ def _tool_hit(rule: Rule, call: Call) -> bool:
         return False
     if rule.specifier is None:
         return True
-    return call.subject is not None and _fnmatch(rule.specifier, call.subject)
+    if call.subject is None:
+        return False
+    if rule.tool == WEB_FETCH:  # one host in any spelling (hosts.py)
+        return host_matches(
+            rule.specifier.removeprefix("domain:"), call.subject.removeprefix("domain:")
+        )
+    return _fnmatch(rule.specifier, call.subject)
 
 
 def _fnmatch(pattern: str, value: str) -> bool:
