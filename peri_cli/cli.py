@@ -33,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="peri",
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
-        "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard.",
+        "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard; "
+        "`peri acp` serves editors over the Agent Client Protocol.",
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
     p.add_argument("-p", "--print", action="store_true", help="headless: run, print, exit")
@@ -189,6 +190,41 @@ def _set_in(source: str) -> str:
     return "" if source == "built-in" else f"  (set in {source})"
 
 
+def _acp_command(argv: Sequence[str]) -> int:
+    parser = _Parser(
+        prog="peri acp",
+        description="Run Peri as an Agent Client Protocol agent on stdin/stdout (for Zed, "
+        "JetBrains IDEs, Neovim and other ACP clients).",
+    )
+    parser.add_argument("--model", help="model name for new sessions")
+    parser.add_argument("--provider", choices=("anthropic", "openai"))
+    parser.add_argument(
+        "--permission-mode",
+        choices=MODES,
+        help="the starting mode; `bypass` also makes bypass one of the editor's modes",
+    )
+    parser.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="trust the session's workspace for this run: apply what its files would loosen",
+    )
+    _add_rule_flags(parser)
+    args = parser.parse_args(argv)
+    from peri_cli.acp.server import run_acp
+    from peri_cli.acp.session import Launch
+
+    return run_acp(
+        Launch(
+            provider=args.provider,
+            model=args.model,
+            permission_mode=args.permission_mode,
+            trust_workspace=args.trust_workspace,
+            allowed_tools=args.allowed_tools,
+            disallowed_tools=args.disallowed_tools,
+        )
+    )
+
+
 def _build(args: argparse.Namespace) -> Runtime:
     from peri_cli.sdk.runtime import build_runtime
 
@@ -204,6 +240,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _sessions_command(args_list[1:])
         if args_list[:1] == ["meta"]:
             return _meta_command(args_list[1:])
+        if args_list[:1] == ["acp"]:
+            return _acp_command(args_list[1:])
         args = build_parser().parse_args(args_list)
         if args.fork_session and not (args.cont or args.resume is not None):
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")

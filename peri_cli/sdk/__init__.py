@@ -4,6 +4,7 @@ The composition root behind it (`runtime`, `composed`) fills the agent factory w
 tools and MCP; faces (`tui`, `headless`, `acp`) import this door, never the adapters. Importing it
 loads no Textual and no provider SDK (those come with the first request)."""
 
+from peri_cli.base.modes import MODES
 from peri_cli.base.tool import FilePort
 from peri_cli.sdk.client import PeriClient, PeriError, query
 from peri_cli.sdk.events import (
@@ -17,6 +18,7 @@ from peri_cli.sdk.events import (
     ThinkingDeltaEvent,
     ToolResultEvent,
     ToolUseEvent,
+    UserEvent,
     parse_event,
 )
 from peri_cli.sdk.options import (
@@ -28,6 +30,7 @@ from peri_cli.sdk.options import (
 )
 
 __all__ = [
+    "MODES",
     "Allow",
     "AssistantEvent",
     "CanUseTool",
@@ -46,6 +49,7 @@ __all__ = [
     "ThinkingDeltaEvent",
     "ToolResultEvent",
     "ToolUseEvent",
+    "UserEvent",
     "parse_event",
     "query",
 ]

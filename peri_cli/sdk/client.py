@@ -8,20 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
 from peri_cli.agent.host import StartupError
-from peri_cli.base.settings import SettingsLayer
-from peri_cli.extensions.commands import parse_command
+from peri_cli.base.modes import MODES
+from peri_cli.extensions.commands import COMMANDS, parse_command
 from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
 from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.composed import Runtime
 from peri_cli.sdk.events import Event, ResultEvent
+from peri_cli.sdk.history import replay
 from peri_cli.sdk.options import PeriOptions
-from peri_cli.sdk.runtime import RunSpec, build_from_spec
+from peri_cli.sdk.runtime import RunSpec, build_from_spec, mcp_layers
 from peri_cli.sdk.turn import PromptRun, watch_mcp
 
 
@@ -42,12 +43,7 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
         env["PERI_HOME"] = str(options.peri_home)
     workspace = Path(options.cwd if options.cwd is not None else os.getcwd())
     sources = tuple(options.setting_sources or ())
-    layers = []
-    if options.mcp_servers:
-        servers = options.mcp_servers.get("mcpServers", options.mcp_servers)
-        layers.append(
-            SettingsLayer("user", Path("<PeriOptions.mcp_servers>"), {"mcpServers": servers})
-        )
+    layers = mcp_layers(options.mcp_servers)
     return RunSpec(
         workspace=workspace.expanduser().resolve(),
         env=env,
@@ -116,9 +112,10 @@ class PeriClient:
         """What the user should know about this run's settings, trust and session."""
         return list(self.runtime.warnings) if self.runtime is not None else []
 
-    async def send(self, prompt: str) -> None:
+    async def send(self, prompt: str, *, images: Sequence[tuple[str, str]] = ()) -> None:
         """Start running `prompt` (blank: continue an unanswered session); `events()` streams
-        it. PeriError when it cannot start (nothing to continue, no provider key, a bad skill)."""
+        it. PeriError when it cannot start (nothing to continue, no provider key, a bad skill).
+        `images`: (media type, base64 data) pairs the prompt names as `[image #1]`, ... ."""
         runtime = self._connected()
         agent = runtime.agent
         assert agent is not None
@@ -134,7 +131,7 @@ class PeriClient:
         if runtime.credentials_problem and parse_command(prompt) is None:
             raise PeriError(runtime.credentials_problem, 1, self.session_id)
         prompt = self._skill(prompt)
-        self._task = asyncio.create_task(self._run(prompt))
+        self._task = asyncio.create_task(self._run(prompt, tuple(images)))
 
     def _skill(self, prompt: str) -> str:
         """`/skill-name args`: the skill's text is the prompt, its allowed tools granted."""
@@ -152,7 +149,7 @@ class PeriClient:
         runtime.agent.policy.grant_for_turn(skill.allowed_tools, skill.scope == "project")
         return invocation.message
 
-    async def _run(self, prompt: str) -> None:
+    async def _run(self, prompt: str, images: tuple[tuple[str, str], ...] = ()) -> None:
         runtime = self._connected()
         assert self._asker is not None and runtime.agent is not None
         run = PromptRun(
@@ -167,7 +164,7 @@ class PeriClient:
         if first:
             self._unwatch = watch_mcp(runtime, self._queue.put_nowait)
         try:
-            await run.run(prompt, first=first)
+            await run.run(prompt, first=first, images=images)
         finally:
             for notice in self._asker.notices:
                 run.core(notice)
@@ -198,8 +195,6 @@ class PeriClient:
             await asyncio.wait({task})
 
     async def set_mode(self, mode: str) -> None:
-        from peri_cli.base.modes import MODES
-
         if mode not in MODES:
             raise ValueError(f"unknown permission mode {mode!r}; one of {', '.join(MODES)}")
         runtime = self._connected()
@@ -212,6 +207,48 @@ class PeriClient:
         runtime.model = name
         if runtime.agent is not None:
             runtime.agent.model = name
+
+    @property
+    def model(self) -> str:
+        """The model the next request uses."""
+        return self._connected().model
+
+    @property
+    def mode(self) -> str:
+        """The permission mode in force."""
+        runtime = self._connected()
+        return runtime.agent.policy.mode if runtime.agent is not None else str(runtime.mode)
+
+    @property
+    def credentials_problem(self) -> str | None:
+        """Why the provider cannot be reached (naming the variable that holds its key)."""
+        return self._connected().credentials_problem
+
+    async def list_models(self) -> list[str]:
+        """The models the provider offers (its own list; none: just the current model)."""
+        runtime = self._connected()
+        lister = getattr(runtime.agent.provider if runtime.agent else None, "list_models", None)
+        try:
+            found = await lister() if lister is not None else None
+        except Exception:  # a provider without a list, or unreachable: the current model only
+            found = None
+        names = list(found or [])
+        return names if runtime.model in names else [runtime.model, *names]
+
+    def commands(self) -> list[tuple[str, str, str]]:
+        """What a prompt may start with: (name, description, argument hint) for the slash
+        commands that run outside the TUI and the skills a person may invoke."""
+        runtime = self._connected()
+        out = [(c.name, c.description, c.usage) for c in COMMANDS.values() if c.headless]
+        out += [(s.name, s.description, s.argument_hint) for s in runtime.skills.for_user()]
+        return out
+
+    def history(self) -> list[Event]:
+        """The session's conversation so far as events (`UserEvent` for the person's prompts),
+        in the order written: what an editor replays when it loads the session."""
+        runtime = self._connected()
+        assert runtime.session is not None
+        return replay(runtime.session.entries, runtime.session.id)
 
     async def close(self) -> None:
         """Stop what runs and release the session (its file stays, to be resumed)."""

@@ -63,6 +63,15 @@ class AssistantEvent(_EventBase):
         return "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
+class UserEvent(_EventBase):
+    """A prompt the person typed; only in a session's replay (`PeriClient.history()`), never
+    in a running prompt's stream."""
+
+    type: Literal["user"] = "user"
+    session_id: str
+    text: str
+
+
 class ToolUseEvent(_EventBase):
     type: Literal["tool_use"] = "tool_use"
     agent_id: str | None = None
@@ -169,7 +178,8 @@ Event = Annotated[
     | ResultEvent
     | TextDeltaEvent
     | ThinkingDeltaEvent
-    | SubagentEvent,
+    | SubagentEvent
+    | UserEvent,
     Field(discriminator="type"),
 ]
 

@@ -33,6 +33,7 @@ __all__ = [
     "build_runtime",
     "choose_provider",
     "credentials_problem",
+    "mcp_layers",
     "spec_from_args",
 ]
 
@@ -58,6 +59,15 @@ class RunSpec:
     extra_layers: Sequence[SettingsLayer] = ()  # a program's own settings (its MCP servers)
     append_system: str | None = None
     files: FilePort | None = None
+
+
+def mcp_layers(servers: Mapping[str, Any] | None) -> list[SettingsLayer]:
+    """MCP servers a program or an editor names (the `.mcp.json` shape), as a settings layer
+    of the user's own: no trust question, beside the servers the settings files name."""
+    if not servers:
+        return []
+    servers = servers.get("mcpServers", servers)
+    return [SettingsLayer("user", Path("<PeriOptions.mcp_servers>"), {"mcpServers": servers})]
 
 
 def spec_from_args(

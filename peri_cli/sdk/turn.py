@@ -5,7 +5,7 @@ by the program's `can_use_tool`, or denied). Events go to `emit`, the `result` l
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from peri_cli.agent.attachments import AttachContext, attach, mentions
@@ -14,6 +14,7 @@ from peri_cli.agent.sessionstart import run_session_start
 from peri_cli.agent.subagents import SubagentManager
 from peri_cli.base.events import Compacted, CompactFailed, PermissionRequested
 from peri_cli.base.events import Event as CoreEvent
+from peri_cli.base.messages import ImagePart
 from peri_cli.base.textsafe import visible
 from peri_cli.extensions.commands import parse_command
 from peri_cli.sdk.asking import Asker
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from peri_cli.mcp.status import ServerStatus
 
 Emit = Callable[[Event], None]
+Images = Sequence[tuple[str, str]]  # (media type, base64 data) of `[image #1]`, `[image #2]`, ...
 
 
 class PromptRun:
@@ -60,7 +62,7 @@ class PromptRun:
             )
         )
 
-    async def run(self, prompt: str, *, first: bool) -> None:
+    async def run(self, prompt: str, *, first: bool, images: Images = ()) -> None:
         """The prompt's events, as `peri -p` has always run one; a cancellation (interrupt)
         ends it with the error "cancelled"."""
         agent, runtime = self.agent, self.runtime
@@ -78,7 +80,8 @@ class PromptRun:
                         self.core(notice)
                 expanded = await self._expand(prompt)
                 if expanded is not None:
-                    await self._with_children(expanded, await self._attachments(prompt))
+                    attached = await self._attachments(prompt, images)
+                    await self._with_children(expanded, attached)
         except asyncio.CancelledError:
             self.out.error = "cancelled"
 
@@ -150,9 +153,11 @@ class PromptRun:
             return None
         return prompt if expanded is None else expanded
 
-    async def _attachments(self, prompt: str) -> MessageEntry | None:
-        """What the prompt's `@path`s attach, as the TUI attaches them; notices say what."""
-        if not mentions(prompt):
+    async def _attachments(self, prompt: str, images: Images = ()) -> MessageEntry | None:
+        """What the prompt's `@path`s and `[image #N]`s attach, as the TUI attaches them;
+        notices say what."""
+        pasted = {n: ImagePart(media_type=t, data=d) for n, (t, d) in enumerate(images, 1)}
+        if not mentions(prompt) and not pasted:
             return None
         agent = self.agent
         ctx = AttachContext(
@@ -162,7 +167,7 @@ class PromptRun:
             rules=agent.policy.rules.rules,
             rule_ctx=agent.policy.context(),
         )
-        found = await attach(prompt, ctx, {})
+        found = await attach(prompt, ctx, pasted)
         if found.attached:
             text = "Attached " + ", ".join(f"@{p}" for p in found.attached)
             self.emit(SystemEvent.of("notice", level="info", text=text))

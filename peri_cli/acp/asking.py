@@ -1,0 +1,88 @@
+"""Peri's permission questions as `session/request_permission` (CONTRACT.md §9): the options
+the TUI offers, the tool call shown with its whole diff or command."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from acp import Client
+from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
+
+from peri_cli.acp.tools import asked_content, kind_of, plain, title_of
+from peri_cli.sdk import Allow, Deny, PermissionContext
+
+log = logging.getLogger("peri.acp")
+
+VERDICTS: dict[str, Allow | Deny] = {
+    "allow_once": Allow(),
+    "allow_session": Allow(remember="session"),
+    "allow_project": Allow(remember="project"),
+    "reject_once": Deny(),
+    "reject_always": Deny(remember="project"),
+}
+
+
+def options_for(context: PermissionContext) -> list[PermissionOption]:
+    """Allow once, for this session, always in this project; reject once, always. The kept
+    ones only when a rule fits the call (a write outside the workspace has none)."""
+    rule = context.suggested_rule
+    options = [PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once")]
+    if rule:
+        shown = plain(rule, 80)
+        options += [
+            PermissionOption(
+                option_id="allow_session",
+                name=f"Allow for this session ({shown})",
+                kind="allow_always",
+            ),
+            PermissionOption(
+                option_id="allow_project",
+                name=f"Always allow in this project ({shown})",
+                kind="allow_always",
+            ),
+        ]
+    options.append(PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"))
+    if rule:
+        options.append(
+            PermissionOption(
+                option_id="reject_always",
+                name=f"Always reject in this project ({plain(rule, 80)})",
+                kind="reject_always",
+            )
+        )
+    return options
+
+
+class EditorAsker:
+    """The door's `can_use_tool`, answered by the person in the editor."""
+
+    def __init__(self, conn: Client, cwd: Path) -> None:
+        self.conn, self.cwd = conn, cwd
+
+    async def __call__(
+        self, tool_name: str, tool_input: dict[str, Any], context: PermissionContext
+    ) -> Allow | Deny:
+        title = title_of(tool_name, tool_input, self.cwd)
+        if context.reason:
+            title = plain(f"{title} ({context.reason})")
+        call = ToolCallUpdate(
+            tool_call_id=context.tool_use_id,
+            title=title,
+            kind=kind_of(tool_name),
+            status="pending",
+            content=asked_content(tool_name, tool_input, self.cwd) or None,
+            raw_input=tool_input,
+        )
+        try:
+            answer = await self.conn.request_permission(
+                session_id=context.session_id, tool_call=call, options=options_for(context)
+            )
+        except Exception as e:  # the editor failed to answer: nothing runs unasked
+            log.warning("request_permission failed: %s", e)
+            return Deny(f"the editor did not answer the permission question: {e}")
+        outcome = answer.outcome
+        if isinstance(outcome, AllowedOutcome):
+            return VERDICTS.get(outcome.option_id, Deny("the editor chose an unknown option"))
+        return Deny("the person cancelled the question")

@@ -1,0 +1,163 @@
+"""Peri's events as ACP `session/update`s, for a running prompt and for a replayed session.
+
+One `Updates` per editor session: it remembers each tool call's name and input (its result
+needs them for the diff) and which SubAgent calls are open (their children's steps are shown
+as that call's progress)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    UserMessageChunk,
+)
+
+from peri_cli.acp.tools import (
+    diff_of,
+    kind_of,
+    locations_of,
+    plain,
+    text_content,
+    title_of,
+)
+from peri_cli.sdk import (
+    AssistantEvent,
+    Event,
+    SubagentEvent,
+    SystemEvent,
+    TextDeltaEvent,
+    ThinkingDeltaEvent,
+    ToolResultEvent,
+    ToolUseEvent,
+    UserEvent,
+)
+
+Update = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
+OUTPUT_CAP = 100_000  # characters of a tool's output shown in the editor
+
+
+def message(text: str) -> AgentMessageChunk:
+    return AgentMessageChunk(
+        session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text)
+    )
+
+
+def thought(text: str) -> AgentThoughtChunk:
+    return AgentThoughtChunk(
+        session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=text)
+    )
+
+
+class Updates:
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}  # id -> (name, input)
+        self.agents: dict[str, list[str]] = {}  # open Agent call id -> its children's steps
+
+    def live(self, event: Event) -> list[Update]:
+        """A running prompt's event: text streams as deltas, so whole replies add nothing."""
+        match event:
+            case TextDeltaEvent(agent_id=None, text=text) if text:
+                return [message(text)]
+            case ThinkingDeltaEvent(agent_id=None, text=text) if text:
+                return [thought(text)]
+            case ToolUseEvent(agent_id=None):
+                return self.started(event)
+            case ToolResultEvent(agent_id=None):
+                return self.finished(event)
+            case ToolUseEvent(agent_id=str(child)) | SubagentEvent(agent_id=child):
+                return self._child(child, event)
+            case SystemEvent(subtype="notice") if event.data.get("level") != "info":
+                return [message(f"\n\n> {plain(str(event.data.get('text', '')), 1000)}\n\n")]
+        return []
+
+    def replayed(self, event: Event) -> list[Update]:
+        """A stored session's event, as `session/load` shows it again."""
+        match event:
+            case UserEvent(text=text):
+                return [
+                    UserMessageChunk(
+                        session_update="user_message_chunk",
+                        content=TextContentBlock(type="text", text=text),
+                    )
+                ]
+            case AssistantEvent(agent_id=None):
+                return _reply(event)
+            case ToolUseEvent(agent_id=None):
+                return self.started(event)
+            case ToolResultEvent(agent_id=None):
+                return self.finished(event)
+        return []
+
+    def started(self, event: ToolUseEvent) -> list[Update]:
+        self.calls[event.id] = (event.name, dict(event.input))
+        if event.name == "Agent":
+            self.agents[event.id] = []
+        return [
+            ToolCallStart(
+                session_update="tool_call",
+                tool_call_id=event.id,
+                title=title_of(event.name, event.input, self.cwd),
+                kind=kind_of(event.name),
+                status="pending",
+                locations=locations_of(event.name, event.input, self.cwd) or None,
+                raw_input=event.input,
+            ),
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=event.id, status="in_progress"
+            ),
+        ]
+
+    def finished(self, event: ToolResultEvent) -> list[Update]:
+        name, tool_input = self.calls.pop(event.tool_use_id, (event.name, {}))
+        self.agents.pop(event.tool_use_id, None)
+        content = [] if event.is_error else diff_of(name, tool_input, self.cwd)
+        output = event.content[:OUTPUT_CAP]
+        if not content and output:
+            content = [text_content(output)]
+        return [
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=event.tool_use_id,
+                status="failed" if event.is_error else "completed",
+                content=content,
+                raw_output=output,
+            )
+        ]
+
+    def _child(self, child: str, event: ToolUseEvent | SubagentEvent) -> list[Update]:
+        """A SubAgent's step, as progress of the open Agent call (the latest, when several)."""
+        if not self.agents:
+            return []
+        parent = next(reversed(self.agents))
+        if isinstance(event, ToolUseEvent):
+            line = f"{child}: {title_of(event.name, event.input, self.cwd)}"
+        elif event.subtype == "finished":
+            line = f"{child}: {event.state or 'done'}"
+        else:
+            return []
+        steps = self.agents[parent]
+        steps.append(line)
+        return [
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=parent,
+                content=[text_content("\n".join(steps[-50:]))],
+            )
+        ]
+
+
+def _reply(event: AssistantEvent) -> list[Update]:
+    out: list[Update] = []
+    for block in event.message.get("content") or []:
+        if block.get("type") == "thinking" and block.get("thinking"):
+            out.append(thought(str(block["thinking"])))
+        elif block.get("type") == "text" and block.get("text"):
+            out.append(message(str(block["text"])))
+    return out

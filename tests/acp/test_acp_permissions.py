@@ -1,0 +1,89 @@
+"""session/request_permission: an Edit allowed, rejected, and allowed always (CONTRACT.md §9)."""
+
+from __future__ import annotations
+
+import json
+
+from acp import text_block
+
+from tests.acp.conftest import Editor, running
+from tests.e2e.conftest import Peri
+
+EDIT = {"file_path": "a.txt", "old_string": "one", "new_string": "two"}
+
+
+def _script(peri: Peri) -> None:
+    peri.server.set_script([{"tool_calls": [{"name": "Edit", "input": EDIT}]}, {"text": "done"}])
+
+
+def _tool_results(body: dict) -> list[dict]:
+    return [
+        b
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
+
+
+async def test_an_allowed_edit_changes_the_file_and_shows_a_diff(
+    peri: Peri, editor: Editor
+) -> None:
+    (peri.workspace / "a.txt").write_text("one\n")
+    _script(peri)
+    editor.answers = ["allow_once"]
+    async with running(peri, editor) as conn:
+        session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
+        answer = await conn.prompt(session_id=session.session_id, prompt=[text_block("edit")])
+    assert answer.stop_reason == "end_turn"
+    assert (peri.workspace / "a.txt").read_text() == "two\n"
+    (asked,) = editor.asked
+    ids = [o.option_id for o in asked["options"]]
+    assert ids == ["allow_once", "allow_session", "allow_project", "reject_once", "reject_always"]
+    kinds = [o.kind for o in asked["options"]]
+    assert kinds == ["allow_once", "allow_always", "allow_always", "reject_once", "reject_always"]
+    shown = asked["tool_call"].content[0]
+    assert (shown.type, shown.old_text, shown.new_text) == ("diff", "one", "two")
+    done = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+    diff = done[0].content[0]
+    assert diff.type == "diff" and diff.path == str(peri.workspace / "a.txt")
+    assert (diff.old_text, diff.new_text) == ("one", "two")
+    assert editor.of("tool_call")[0].kind == "edit"
+
+
+async def test_a_rejected_edit_leaves_the_file_and_the_model_is_told(
+    peri: Peri, editor: Editor
+) -> None:
+    (peri.workspace / "a.txt").write_text("one\n")
+    _script(peri)
+    editor.answers = ["reject_once"]
+    async with running(peri, editor) as conn:
+        session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("edit")])
+    assert (peri.workspace / "a.txt").read_text() == "one\n"
+    calls = [b for b in peri.model_calls() if b and "messages" in b]
+    (result,) = _tool_results(calls[1])
+    assert result["is_error"] is True
+    assert [u.status for u in editor.of("tool_call_update")][-1] == "failed"
+
+
+async def test_allow_always_keeps_a_rule_and_the_next_edit_is_not_asked(
+    peri: Peri, editor: Editor
+) -> None:
+    (peri.workspace / "a.txt").write_text("one three\n")
+    second = {**EDIT, "old_string": "three", "new_string": "four"}
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Edit", "input": EDIT}]},
+            {"tool_calls": [{"name": "Edit", "input": second}]},
+            {"text": "done"},
+        ]
+    )
+    editor.answers = ["allow_project"]
+    async with running(peri, editor) as conn:
+        session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("edit twice")])
+    assert len(editor.asked) == 1
+    assert (peri.workspace / "a.txt").read_text() == "two four\n"
+    local = json.loads((peri.workspace / ".peri" / "settings.local.json").read_text())
+    assert any(r.startswith("Edit") for r in local["permissions"]["allow"])
