@@ -48,6 +48,10 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
         layers.append(
             SettingsLayer("user", Path("<PeriOptions.mcp_servers>"), {"mcpServers": servers})
         )
+    if options.sandbox is not None:  # counted as the user's own settings, like its servers
+        layers.append(
+            SettingsLayer("user", Path("<PeriOptions.sandbox>"), {"sandbox": dict(options.sandbox)})
+        )
     return RunSpec(
         workspace=workspace.expanduser().resolve(),
         env=env,
