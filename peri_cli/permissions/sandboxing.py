@@ -8,6 +8,7 @@ The rules still decide first (`rules.decide`); this only turns their answer for 
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,35 +20,31 @@ from peri_cli.permissions.rules import (
     HookPermission,
     Rule,
     RuleContext,
-    RuleError,
-    RuleSource,
-    evaluate,
-    parse_rule,
 )
 from peri_cli.permissions.rules import decide as decide_call
+from peri_cli.permissions.shell_syntax import ShellParseError, parse
 
 BASH = "Bash"
 UNSANDBOXED_FIELD = "dangerouslyDisableSandbox"
 _AUTO_MODES: frozenset[Mode] = frozenset({"default", "accept-edits"})
-_SETTING = RuleSource("user", "sandbox.excludedCommands")
 
 
-def excluded_rules(entries: Sequence[str]) -> list[Rule]:
-    """`excludedCommands` entries as Bash allow rules: `docker` covers `docker ps`, and an
-    entry already written as a rule pattern (`npm run:*`, `Bash(make *)`) is taken as it is."""
-    rules: list[Rule] = []
+def excluded_rules(entries: Sequence[str]) -> list[tuple[str, ...]]:
+    """`excludedCommands` entries as word prefixes: `docker` and `docker:*` cover `docker ps`;
+    an entry written as a rule (`Bash(npm run:*)`) is read the same way."""
+    out: list[tuple[str, ...]] = []
     for entry in entries:
         text = entry.strip()
-        if not text:
-            continue
-        if not text.startswith(f"{BASH}("):
-            pattern = text if ("*" in text) else f"{text}:*"
-            text = f"{BASH}({pattern})"
+        if text.startswith(f"{BASH}(") and text.endswith(")"):
+            text = text[len(BASH) + 1 : -1]
+        text = text.removesuffix("*").removesuffix(":").strip()
         try:
-            rules.append(parse_rule(text, "allow", _SETTING))
-        except RuleError:
+            words = tuple(shlex.split(text))
+        except ValueError:
             continue
-    return rules
+        if words:
+            out.append(words)
+    return out
 
 
 @dataclass(frozen=True)
@@ -58,17 +55,22 @@ class SandboxGate:
     active: bool
     auto_allow: bool = True
     allow_unsandboxed: bool = True
-    excluded: tuple[Rule, ...] = ()
+    excluded: tuple[tuple[str, ...], ...] = ()
 
     def is_excluded(self, command: str, ctx: RuleContext) -> bool:
-        """Whether `command` is one of `excludedCommands` (it runs outside, approved as usual)."""
+        """Whether a part of `command` is one of `excludedCommands`: it runs outside the sandbox,
+        approved as usual (so a match anywhere means more asking, never less)."""
         if not self.excluded:
             return False
         try:
-            found = evaluate(Call(BASH, "execute", command=command), self.excluded, ctx)
-        except (OSError, ValueError, RuntimeError):
+            script = parse(command)
+        except ShellParseError:
             return False
-        return found.call_allowed
+        for simple in script.commands:
+            words = tuple(w.value for w in simple.words[simple.assignment_count :])
+            if any(words[: len(prefix)] == prefix for prefix in self.excluded):
+                return True
+        return False
 
     def sandboxed(self, tool: str, tool_input: Mapping[str, Any], ctx: RuleContext) -> bool:
         """Whether this call runs inside the sandbox."""
