@@ -85,5 +85,5 @@ def test_unknown_keys_warn(tmp_path: Path) -> None:
 
 def test_an_options_object_is_checked() -> None:
     assert sandbox_from_mapping({"enabled": True}, "PeriOptions.sandbox").enabled
-    with pytest.raises(SettingsError, match="PeriOptions.sandbox"):
+    with pytest.raises(SettingsError, match=r"PeriOptions\.sandbox"):
         sandbox_from_mapping({"enabled": 1}, "PeriOptions.sandbox")
