@@ -62,8 +62,8 @@ def _network(policy: SandboxPolicy) -> list[str]:
         lines.append(f"(allow network* (remote unix-socket (path-literal {quote(sock)})))")
     if policy.proxy_socket is not None:
         lines.append(f'(allow network-outbound (remote ip "localhost:{RELAY_PORT}"))')
-        sock = quote(policy.proxy_socket)
-        lines.append(f"(allow network-outbound (remote unix-socket (path-literal {sock})))")
+        proxy = quote(policy.proxy_socket)
+        lines.append(f"(allow network-outbound (remote unix-socket (path-literal {proxy})))")
     if policy.allow_local_binding:
         lines.append('(allow network-bind (local ip "localhost:*"))')
         lines.append('(allow network-inbound (local ip "localhost:*"))')
