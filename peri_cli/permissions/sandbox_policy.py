@@ -29,15 +29,20 @@ SOCKET_DIRS = ("/tmp", "/run", "/var/run")
 # mask: fresh tmpfs; readable: bound back read-only (under a mask); writable; read_only: bound
 # read-only over something writable; hidden: replaced by an empty, read-only stand-in; socket:
 # one Unix socket bound in (allowUnixSockets, the proxy's).
-MountKind = Literal["mask", "readable", "writable", "read_only", "hidden", "reveal", "socket"]
+# pin: a folder in the workspace that holds guarded paths (`.git`), bound onto itself so that it
+# is a mount point: it cannot be renamed away and replaced by one the command made.
+MountKind = Literal[
+    "mask", "readable", "writable", "pin", "read_only", "hidden", "reveal", "socket"
+]
 _PRIORITY: Mapping[MountKind, int] = {
     "mask": 0,
     "readable": 1,
     "writable": 2,
-    "socket": 3,
-    "read_only": 4,
-    "hidden": 5,
-    "reveal": 6,
+    "pin": 3,
+    "socket": 4,
+    "read_only": 5,
+    "hidden": 6,
+    "reveal": 7,
 }
 
 
@@ -80,6 +85,7 @@ class SandboxPolicy:
             ("mask", self.masked),
             ("readable", self.readable),
             ("writable", self.writable),
+            ("pin", self.pinned),
             ("socket", (*self.unix_sockets, *_opt(self.proxy_socket))),
             ("read_only", (*self.read_only, *self.guarded)),
             ("hidden", self.hidden),
@@ -103,8 +109,19 @@ class SandboxPolicy:
                 best = mount
         return None if best is None else best.kind
 
+    @property
+    def pinned(self) -> tuple[Path, ...]:
+        """The folders between the workspace and its guarded paths (`.git`)."""
+        return tuple(
+            dict.fromkeys(
+                g.parent
+                for g in self.guarded
+                if g.parent != self.workspace and self.workspace in g.parents
+            )
+        )
+
     def writable_at(self, path: Path) -> bool:
-        return self.governing(path) in ("writable", "socket")
+        return self.governing(path) in ("writable", "socket", "pin")
 
 
 def _opt(path: Path | None) -> tuple[Path, ...]:

@@ -56,6 +56,10 @@ def build(
     """The bwrap command line that runs `argv` in `cwd` under `policy`. `empty_dir`: an empty
     folder outside every writable root, mounted read-only where a guarded folder is missing."""
     args = [BWRAP, *_BASE]
+    if os.geteuid() == 0:
+        # Run as root bubblewrap keeps every capability unless told (a command could unmount the
+        # read-only `.git/hooks`); as a user it drops them itself.
+        args += ["--cap-drop", "ALL"]
     created: list[Path] = []
     masks: list[str] = []
     for mount in policy.mounts():
@@ -100,6 +104,8 @@ def _mount_args(
     info = _stat(mount.path)
     if mount.kind == "mask":
         return ["--tmpfs", path] if info is not None and stat.S_ISDIR(info.st_mode) else []
+    if mount.kind == "pin":
+        return _pin(mount.path, info, policy, empty_dir, created)
     if mount.kind == "read_only" and info is None:
         return _guard_missing(mount.path, policy, empty_dir, created)
     if info is None:
@@ -114,6 +120,22 @@ def _mount_args(
     return ["--ro-bind", "/dev/null", path]
 
 
+def _pin(
+    path: Path,
+    info: os.stat_result | None,
+    policy: SandboxPolicy,
+    empty_dir: Path,
+    created: list[Path],
+) -> list[str]:
+    """`.git` bound onto itself (a mount point cannot be renamed away); a `.git` file (a
+    worktree's) read-only; a missing one guarded whole, so `git init` cannot plant hooks."""
+    if info is None:
+        return _guard_missing(path, policy, empty_dir, created)
+    if stat.S_ISDIR(info.st_mode):
+        return ["--bind", str(path), str(path)]
+    return ["--ro-bind", str(path), str(path)]
+
+
 def _guard_missing(
     path: Path, policy: SandboxPolicy, empty_dir: Path, created: list[Path]
 ) -> list[str]:
@@ -122,6 +144,8 @@ def _guard_missing(
     if not (path == policy.workspace or policy.workspace in path.parents):
         return []  # outside the workspace nothing is writable to begin with
     # Walk down from the workspace: a file on the way (`.git` of a worktree) is guarded itself.
+    if any(p in created for p in path.parents):
+        return []  # inside a folder already guarded whole
     current = policy.workspace
     missing: list[Path] = []
     for part in path.relative_to(policy.workspace).parts:
@@ -130,7 +154,7 @@ def _guard_missing(
         if info is None:
             missing.append(current)
         elif not stat.S_ISDIR(info.st_mode):
-            return ["--ro-bind", str(current), str(current)]  # nothing is created then
+            return []  # under a file (a worktree's `.git`): pinned read-only already
     created.extend(missing)
     source = "/dev/null" if path.name == "config" else str(empty_dir)
     return ["--ro-bind", source, str(path)]
