@@ -1,7 +1,8 @@
 """The slash commands, one module per group: the session (`session`, `rewind`), the model and
 mode (`model`), the context (`context`), extensions (`extensions`), the Bash sandbox
 (`sandbox`), SubAgents (`agents`) and the app's own (`basics`). Each handler registers itself
-in `registry` with `@command`; importing this package registers them all. Handlers reach the app through `tui.ports.AppPort` only."""
+in `registry` with `@command`; importing this package registers them all. Handlers reach the
+app through `tui.ports.AppPort` only."""
 
 from __future__ import annotations
 
