@@ -81,7 +81,7 @@ def build(
         for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
             env[name] = env[name.lower()] = proxy
         env["NO_PROXY"] = env["no_proxy"] = ""
-        command = ["/bin/sh", "-c", relay_script(policy.proxy_socket), "peri-relay", *command]
+        command = ["bash", "-c", relay_script(policy.proxy_socket), "peri-relay", *command]
     return Plan([*args, "--", *command], env, created)
 
 
