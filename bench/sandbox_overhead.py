@@ -34,12 +34,12 @@ def make_repo(root: Path, files: int) -> None:
         sub = root / f"d{i % 20}"
         sub.mkdir(exist_ok=True)
         (sub / f"f{i}.txt").write_text(f"line {i}\n")
-    run = {"cwd": root, "check": True, "capture_output": True}
-    subprocess.run(["git", "init", "-q"], **run)  # type: ignore[call-overload]
-    subprocess.run(["git", "add", "-A"], **run)  # type: ignore[call-overload]
-    subprocess.run(  # type: ignore[call-overload]
-        ["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "files"], **run
-    )
+    for argv in (
+        ["git", "init", "-q"],
+        ["git", "add", "-A"],
+        ["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "files"],
+    ):
+        subprocess.run(argv, cwd=root, check=True, capture_output=True)
 
 
 def main() -> None:

@@ -56,7 +56,9 @@ def test_the_relay_reaches_the_proxy_socket_only(tmp_path: Path) -> None:
     )
     env = {"PATH": os.environ["PATH"], "HOME": str(home)}
     wrapped = sandbox.wrap(["python3", "-c", script], env, ws)
-    done = subprocess.run(wrapped.argv, env=wrapped.env, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        wrapped.argv, env=wrapped.env, capture_output=True, text=True, timeout=30, check=False
+    )
     wrapped.finish()
     sandbox.close()
     server.close()
