@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from peri_cli import __version__
+from peri_cli.base.heldenv import hide_provider_env
 from peri_cli.base.modes import MODES
 
 if TYPE_CHECKING:
@@ -195,6 +196,8 @@ def _build(args: argparse.Namespace) -> Runtime:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # first, before any thread or child exists: the keys leave the environment `/proc` shows
+    hide_provider_env()
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         if args_list[:1] == ["sessions"]:

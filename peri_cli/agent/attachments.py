@@ -20,7 +20,9 @@ from peri_cli.base.messages import ImagePart, Message, TextPart
 from peri_cli.base.safe_read import SafeReadError, is_inside, read_bytes
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import Tool, ToolContext, ToolError
-from peri_cli.permissions.rules import Rule, RuleContext, read_denied
+from peri_cli.permissions.call_facts import RuleContext
+from peri_cli.permissions.rule_syntax import Rule
+from peri_cli.permissions.rules import read_denied
 from peri_cli.session.transcript import MessageEntry
 
 ORIGIN_ATTACHMENT = "attachment"  # files and images the user attached to a prompt

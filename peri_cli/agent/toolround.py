@@ -2,7 +2,7 @@
 tool, bad input, write ownership, PreToolUse hooks, rules, mode, the user's answer), then the
 allowed ones run: concurrently, except that calls writing the same resource run in order and a
 call whose writes cannot be known runs alone. Each call's result, or why it did not run, becomes
-a tool result for the model; the loop (`core/loop.py`) commits them with the message."""
+a tool result for the model; the loop (`agent/loop.py`) commits them with the message."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from peri_cli.base.settings import (
 from peri_cli.context.guides import GuideResult, discover_guides
 from peri_cli.extensions.hooks import hook_loosenings
 from peri_cli.permissions.loosenings import DETECTORS, find_loosenings, guide_loosenings
-from peri_cli.permissions.rules import allow_rule_loosenings
+from peri_cli.permissions.rule_sources import allow_rule_loosenings
 from peri_cli.permissions.trust import (
     Loosening,
     TrustState,

@@ -5,9 +5,9 @@ Precedence, lowest first: built-in defaults, the user file, the project file, th
 by key, nested objects too), then the environment. Command-line flags beat all of these; the CLI
 applies them. Every value keeps the file it came from (`LoadedSettings.sources`). The two project
 files are repository files: what they would loosen is withheld until the workspace is trusted
-(`core/trust.py` decides which keys; `withhold` names them). Unknown keys warn; a wrong type is a
-SettingsError naming the file and the dotted key (`settings_check` reads and checks one file,
-`settings_env` reads the variables; this module is the schema and the merge).
+(`permissions/trust.py` decides which keys; `withhold` names them). Unknown keys warn; a wrong
+type is a SettingsError naming the file and the dotted key (`settings_check` reads and checks one
+file, `settings_env` reads the variables; this module is the schema and the merge).
 """
 
 from __future__ import annotations
@@ -90,8 +90,9 @@ class Settings(_Section):
     # Extra environment variables removed from every child process (on top of provider keys).
     # Every file's list counts: a later file can add names, never take one back.
     scrub_env: list[str] = Field(default_factory=list)
-    # Claude Code's `permissions` ({allow, ask, deny}) and `hooks`; read per file (core/rules.py,
-    # core/hooks.py), because a later file adds to an earlier one's rules instead of replacing.
+    # Claude Code's `permissions` ({allow, ask, deny}) and `hooks`; read per file
+    # (permissions/rule_sources.py, extensions/hooks.py), because a later file adds to an earlier
+    # one's rules instead of replacing them.
     permissions: dict[str, Any] = Field(default_factory=dict)
     hooks: dict[str, Any] = Field(default_factory=dict)
     # The longest wait Peri accepts from a server's retry-after before failing with a message.
@@ -195,8 +196,8 @@ def load_settings(
 ) -> LoadedSettings:
     """Read the settings files and merge them, leaving out the values named in `withhold`.
 
-    Callers that act on the result in a workspace go through `core/trust.py`, which says what to
-    withhold until the workspace is trusted.
+    Callers that act on the result in a workspace go through `permissions/trust.py`, which says
+    what to withhold until the workspace is trusted.
     """
     layers, warnings = read_layers(workspace, peri_home)
     return merge_layers(layers, env, withhold=withhold, warnings=warnings)

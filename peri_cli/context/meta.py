@@ -27,7 +27,7 @@ from peri_cli.base.settings import PROJECT_DIR, WORKSPACE_SCOPES, LoadedSettings
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import Tool, ToolRegistry
 
-# Base-prompt sections, in prompt order (their built-in text is core/prompts/<id>.md).
+# Base-prompt sections, in prompt order (their built-in text is context/prompts/<id>.md).
 SECTION_IDS: tuple[str, ...] = ("identity", "working", "safety")
 BUILTIN_SUBAGENTS = "BuiltInSubagents"
 META_DIR = "meta"  # .peri/meta/ and $PERI_HOME/meta/

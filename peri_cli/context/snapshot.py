@@ -14,7 +14,7 @@ from peri_cli.session.transcript import Snapshot
 
 # Base sections in prompt order; each id can be replaced through the Meta Harness.
 BASE_SECTIONS = SECTION_IDS
-# Capabilities with a line in the `# Tools` section (core/prompts/tools-<name>.md), in order.
+# Capabilities with a line in the `# Tools` section (context/prompts/tools-<name>.md), in order.
 TOOL_NOTES = ("files", "search", "shell", "subagents")
 
 
@@ -39,7 +39,7 @@ class SnapshotInputs:
     guide_text: str = ""
     guide_files: list[str] = field(default_factory=list)
     guide_warnings: list[str] = field(default_factory=list)
-    skill_listing: str = ""  # the `# Skills` section (core/skills.skill_listing), or ""
+    skill_listing: str = ""  # the `# Skills` section (extensions/skills/listing), or ""
     skills: list[str] = field(default_factory=list)  # the names it lists
     meta: MetaState = ALL_ON  # the Meta Harness state this session freezes
     overrides: dict[str, str] = field(default_factory=dict)  # section id -> its override text

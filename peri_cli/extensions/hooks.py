@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 
 from peri_cli.base.settings import SettingsLayer
 from peri_cli.base.textsafe import visible
-from peri_cli.permissions.rules import RuleSource
+from peri_cli.permissions.rule_syntax import RuleSource
 from peri_cli.permissions.trust import Loosening, WorkspaceFiles
 
 HookEvent = Literal[

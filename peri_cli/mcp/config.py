@@ -2,7 +2,7 @@
 
 User servers come from `$PERI_HOME/settings.json`; project servers from the workspace's `.mcp.json`
 and its `.peri/settings.json` / `.peri/settings.local.json` (later wins on a name). The settings
-files are read by `core/settings.py` (which keeps a repository's servers apart until the workspace
+files are read by `base/settings.py` (which keeps a repository's servers apart until the workspace
 is trusted); `.mcp.json` is read here. A project entry runs commands on the user's machine, so the
 scope travels with every entry (see `plan.py`). A malformed entry or file is reported as a problem
 and skipped; it never stops Peri.

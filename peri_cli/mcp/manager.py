@@ -166,12 +166,16 @@ class McpManager:
             return  # an attempt that has been replaced by a reconnect
         config = connection.config
         if listing is not None:
+            skipped: list[str] = []  # each tool refused alone; the status line says why
+
+            def warn(text: str) -> None:
+                self._warn(config, text)
+                skipped.append(text)
+
             self._tools[config.name] = wrap_tools(
-                config,
-                listing.tools,
-                caller=self.call_tool,
-                warn=lambda text: self._warn(config, text),
+                config, listing.tools, caller=self.call_tool, warn=warn
             )
+            detail = "; ".join([detail, *skipped])
             self._prompts[config.name] = [prompt_from_sdk(config.name, p) for p in listing.prompts]
         elif state != "connected":
             self._tools[config.name] = []

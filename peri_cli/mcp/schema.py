@@ -12,6 +12,9 @@ from typing import Any
 
 MAX_ERRORS = 3
 MAX_MESSAGE = 200
+# Deeper schemas are refused before the validator (which recurses) sees them; a real one nests a
+# handful of levels, and `deepjson` cuts a message's far deeper parts to a marker this refuses.
+MAX_SCHEMA_DEPTH = 64
 
 # `validate(raw)` returns None when `raw` fits, else the problems in one line.
 Check = Callable[[dict[str, Any]], str | None]
@@ -25,12 +28,27 @@ def normalize_schema(schema: Any) -> dict[str, Any]:
     """The schema as providers want it (an object at the root), or SchemaProblem."""
     if not isinstance(schema, dict):
         raise SchemaProblem("its input schema is not a JSON object")
+    if _depth(schema) > MAX_SCHEMA_DEPTH:
+        raise SchemaProblem(f"its input schema nests more than {MAX_SCHEMA_DEPTH} levels deep")
     kind = schema.get("type")
     if kind is None:
         return {"type": "object", **schema}
     if kind != "object":
         raise SchemaProblem(f"its input schema describes {json.dumps(kind)}, not an object")
     return schema
+
+
+def _depth(value: Any) -> int:
+    """How many objects and arrays deep `value` nests, counted without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def compile_check(schema: dict[str, Any]) -> tuple[Check, str | None]:

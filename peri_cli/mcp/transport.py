@@ -16,6 +16,7 @@ from mcp.shared.message import SessionMessage
 
 from peri_cli.base.childenv import child_env
 from peri_cli.mcp.config import ServerConfig
+from peri_cli.mcp.deepjson import recover
 
 HTTP_TIMEOUT = 30.0  # connect, write, pool
 HTTP_READ_TIMEOUT = 300.0  # a response stream may stay open this long between events
@@ -74,7 +75,7 @@ async def _watched(read: Any, closed: anyio.Event) -> AsyncIterator[Any]:
         try:
             async with send:
                 async for item in read:
-                    await send.send(item)
+                    await send.send(recover(item))  # a message only too deep to parse
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
             pass
         finally:

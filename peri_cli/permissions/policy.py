@@ -14,20 +14,12 @@ from typing import Any
 
 from peri_cli.base.modes import Mode
 from peri_cli.base.tool import ToolKind
+from peri_cli.permissions.call_facts import RuleContext, describe_call
+from peri_cli.permissions.rule_sources import RuleSet
+from peri_cli.permissions.rule_suggest import suggest_rules
+from peri_cli.permissions.rule_syntax import Rule, RuleError, RuleSource, parse_rule
 from peri_cli.permissions.rulefile import RuleFileError, add_rules
-from peri_cli.permissions.rules import (
-    CallDecision,
-    HookPermission,
-    Rule,
-    RuleContext,
-    RuleError,
-    RuleSet,
-    RuleSource,
-    describe_call,
-    parse_rule,
-    read_denied,
-    suggest_rules,
-)
+from peri_cli.permissions.rules import CallDecision, HookPermission, read_denied
 from peri_cli.permissions.rules import decide as decide_call
 from peri_cli.permissions.sandboxing import SandboxGate, wants_out
 

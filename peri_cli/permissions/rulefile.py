@@ -18,7 +18,7 @@ from typing import Any
 
 from peri_cli.base.atomic import atomic_write
 from peri_cli.base.textsafe import visible
-from peri_cli.permissions.rules import Behavior, RuleError, RuleSource, parse_rule
+from peri_cli.permissions.rule_syntax import Behavior, RuleError, RuleSource, parse_rule
 
 PROJECT_DIR = ".peri"
 LOCAL_SETTINGS_FILE = "settings.local.json"

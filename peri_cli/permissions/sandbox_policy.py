@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from peri_cli.base.settings_sandbox import SandboxSettings
-from peri_cli.permissions.rules import Rule
+from peri_cli.permissions.rule_syntax import Rule
 from peri_cli.permissions.truststore import TRUST_FILE
 
 # Secrets every user has; hidden unless a setting's `allowRead` brings one back.

@@ -14,13 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from peri_cli.base.modes import Mode
-from peri_cli.permissions.rules import (
-    Call,
-    CallDecision,
-    HookPermission,
-    Rule,
-    RuleContext,
-)
+from peri_cli.permissions.call_facts import Call, RuleContext
+from peri_cli.permissions.rule_syntax import Rule
+from peri_cli.permissions.rules import CallDecision, HookPermission
 from peri_cli.permissions.rules import decide as decide_call
 from peri_cli.permissions.shell_syntax import ShellParseError, parse
 

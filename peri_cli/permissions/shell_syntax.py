@@ -10,7 +10,7 @@ subscripts): bash evaluates variables there as code (`a[$(cmd)]`), which no read
 
 Where the grammar and bash differ it reads more, never less: it ends a here-document at a
 line that only starts with the delimiter (`EOF; rm x`), so lines bash takes as data may be
-judged as commands too (tests/core/test_shell_syntax.py checks such cases against bash).
+judged as commands too (tests/permissions/test_shell_syntax.py checks such cases against bash).
 """
 
 from __future__ import annotations

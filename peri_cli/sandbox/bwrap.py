@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from peri_cli.permissions.sandbox_policy import Mount, SandboxPolicy
+from peri_cli.sandbox.relay import RELAY_PORT, proxy_env, relay_command
 
 BWRAP = "bwrap"
-# Where the relay listens inside the sandbox's own network namespace (nothing else is there).
-RELAY_PORT = 3128
 # Only the namespaces the boundary needs: IPC, UTS and cgroup namespaces each cost 4-7 ms a
 # command on the machines measured (bench/sandbox_overhead.py) and guard nothing the policy names.
 _BASE = [
@@ -77,10 +76,7 @@ def build(
     env = {**env, **policy.env_extra}
     command = list(argv)
     if policy.proxy_socket is not None:
-        proxy = f"http://127.0.0.1:{RELAY_PORT}"
-        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-            env[name] = env[name.lower()] = proxy
-        env["NO_PROXY"] = env["no_proxy"] = ""
+        env |= proxy_env(RELAY_PORT)
         command = ["bash", "-c", relay_script(policy.proxy_socket), "peri-relay", *command]
     return Plan([*args, "--", *command], env, created)
 
@@ -88,10 +84,8 @@ def build(
 def relay_script(socket: Path) -> str:
     """Start socat between the loopback port and the proxy's socket, wait until it listens,
     then become the command (`"$@"`)."""
-    target = shlex.quote(f"UNIX-CONNECT:{socket}")
     return (
-        f"socat TCP-LISTEN:{RELAY_PORT},bind=127.0.0.1,fork,reuseaddr {target} "
-        ">/dev/null 2>&1 </dev/null &\n"
+        f"{shlex.join(relay_command(RELAY_PORT, socket))} >/dev/null 2>&1 </dev/null &\n"
         "i=0; while [ $i -lt 200 ]; do\n"
         f"  if (exec 3<>/dev/tcp/127.0.0.1/{RELAY_PORT}) 2>/dev/null; then break; fi\n"
         "  i=$((i+1)); sleep 0.01\n"

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from peri_cli.permissions.sandbox_policy import SandboxPolicy
-from peri_cli.sandbox.bwrap import RELAY_PORT
+from peri_cli.sandbox.relay import RELAY_PORT
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from peri_cli.base.events import Notice, PermissionRequested
 from peri_cli.permissions.policy import PermissionPolicy
+from peri_cli.permissions.rule_syntax import RuleError, RuleSource, parse_rule
 from peri_cli.permissions.rulefile import RuleFileError, add_rules
-from peri_cli.permissions.rules import RuleError, RuleSource, parse_rule
 from peri_cli.sdk.options import Allow, CanUseTool, Deny, PermissionContext
 
 

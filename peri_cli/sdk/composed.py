@@ -34,7 +34,7 @@ from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
 from peri_cli.permissions.policy import PermissionPolicy
-from peri_cli.permissions.rules import RuleSet
+from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.sdk.mcpside import McpSide, display_path

@@ -13,13 +13,14 @@ from typing import Any
 
 from peri_cli.agent.host import StartupError
 from peri_cli.agent.workspace import load_workspace
+from peri_cli.base.heldenv import held_env
 from peri_cli.base.models import default_model
 from peri_cli.base.settings import Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
 from peri_cli.extensions.hooks import hook_config_from_layers
 from peri_cli.extensions.skills.discovery import load_skills
-from peri_cli.permissions.rules import RuleSet, rules_from_cli, ruleset_from_layers
+from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
 from peri_cli.session.store import SessionStore
@@ -103,7 +104,8 @@ def _rules(spec: RunSpec, rules: RuleSet) -> None:
 
 def build_from_spec(spec: RunSpec) -> Runtime:
     """The runtime of `spec`, its MCP servers started and its session open."""
-    workspace, env = spec.workspace, spec.env
+    # the provider variables Peri moved off its environment block at start (none in an SDK host)
+    workspace, env = spec.workspace, {**held_env(), **spec.env}
     peri_home = peri_home_from_env(env)
     home = Path(env.get("HOME", str(Path.home())))
     skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)

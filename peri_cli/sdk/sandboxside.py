@@ -15,8 +15,9 @@ from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.settings_sandbox import SandboxSettings, merge_sandbox
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import CommandSandbox
+from peri_cli.permissions.call_facts import RuleContext
+from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.rulefile import RuleFileError
-from peri_cli.permissions.rules import RuleContext, RuleSet
 from peri_cli.permissions.sandbox_file import SWITCHES, write_switch
 from peri_cli.permissions.sandbox_policy import SandboxPlaces, SandboxPolicy, build_policy
 from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules

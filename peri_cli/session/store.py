@@ -36,7 +36,7 @@ from peri_cli.session.transcript_file import (
 )
 
 MIN_PREFIX = 8
-CHECKPOINTS_DIR = "checkpoints"  # kept file bytes for /rewind (core/checkpoints.py)
+CHECKPOINTS_DIR = "checkpoints"  # kept file bytes for /rewind (session/checkpoints.py)
 AGENTS_DIR = "agents"  # SubAgent transcripts: <session-id>/agents/<child-id>.jsonl
 TITLE_CHARS = 80
 

@@ -18,7 +18,7 @@ def _template() -> str:
 
 
 class SubagentRunner(Protocol):
-    """What runs SubAgents for a session (core/subagents.SubagentManager)."""
+    """What runs SubAgents for a session (agent/subagents.SubagentManager)."""
 
     async def run_foreground(
         self, kind: AgentType, prompt: str, description: str, tool_use_id: str

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import functools
 import http.client
-import ipaddress
 import re
 import socket
 import threading
@@ -30,7 +29,9 @@ from peri_cli.base.tool import (
     ToolOutput,
     Writes,
 )
-from peri_cli.permissions.rules import url_domain
+from peri_cli.permissions.call_facts import url_domain
+from peri_cli.permissions.hosts import canonical_host, is_loopback
+from peri_cli.tools.webdecode import UndecodableBody, decode_body
 
 DEFAULT_CHARS = 50_000
 MAX_CHARS = 200_000
@@ -41,6 +42,7 @@ DEADLINE_SECONDS = 30.0  # for the whole fetch: a server dripping bytes cannot h
 CHUNK_BYTES = 64 * 1024
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 USER_AGENT = "Peri-WebFetch/1 (+a terminal coding agent)"
+_HEADERS = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip, deflate"}  # what webdecode undoes
 _TEXT_TYPES = re.compile(
     r"^(text/|application/(json|xml|xhtml\+xml|javascript|[\w.+-]+\+(json|xml)))"
 )
@@ -180,18 +182,9 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 def _opener(host: str, line: _Line) -> urllib.request.OpenerDirector:
     handlers: list[Any] = [_NoRedirects(), _WatchedHTTP(line), _WatchedHTTPS(line)]
-    if _loopback(host):
+    if is_loopback(host):
         handlers.append(urllib.request.ProxyHandler({}))  # never send loopback to a proxy
     return urllib.request.build_opener(*handlers)
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def fetch(url: str, max_chars: int = DEFAULT_CHARS, line: _Line | None = None) -> ToolOutput:
@@ -207,7 +200,7 @@ def fetch(url: str, max_chars: int = DEFAULT_CHARS, line: _Line | None = None) -
 def _follow(url: str, max_chars: int, line: _Line) -> ToolOutput:
     current = url
     for _ in range(MAX_SAME_HOST_REDIRECTS + 1):
-        request = urllib.request.Request(current, headers={"User-Agent": USER_AGENT})
+        request = urllib.request.Request(current, headers=_HEADERS)
         try:
             with _opener(url_domain(current) or "", line).open(
                 request, timeout=TIMEOUT_SECONDS
@@ -255,7 +248,7 @@ def _origin(url: str) -> tuple[str, str, int | None] | None:
         port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
     except ValueError:
         return None
-    return parts.scheme, (parts.hostname or "").lower(), port
+    return parts.scheme, canonical_host(parts.hostname or ""), port
 
 
 def _render(url: str, headers: HeaderMessage, body: bytes, max_chars: int) -> ToolOutput:
@@ -265,6 +258,11 @@ def _render(url: str, headers: HeaderMessage, body: bytes, max_chars: int) -> To
             f"{url} is {kind or 'of an unknown type'}, not text; WebFetch returns only text "
             "(download it with Bash if you need the file)."
         )
+    raw_size = len(body)
+    try:
+        body = decode_body(headers.get("Content-Encoding"), body, MAX_BYTES)
+    except UndecodableBody as e:
+        return ToolOutput.error(f"Could not read {url}: {e}.")
     charset = headers.get_content_charset() or "utf-8"
     try:
         text = body[:MAX_BYTES].decode(charset, errors="replace")
@@ -273,7 +271,7 @@ def _render(url: str, headers: HeaderMessage, body: bytes, max_chars: int) -> To
     if kind in ("text/html", "application/xhtml+xml"):
         text = _markdown(text)
     notes = []
-    if len(body) > MAX_BYTES:
+    if max(raw_size, len(body)) > MAX_BYTES:
         notes.append(f"the page is larger than {MAX_BYTES // 2**20} MB; only its start was read")
     if len(text) > max_chars:
         notes.append(f"cut at {max_chars:,} of {len(text):,} characters")

@@ -14,7 +14,8 @@ from rich.text import Text
 from peri_cli.base.textsafe import visible
 from peri_cli.extensions.hooks import HookConfig
 from peri_cli.extensions.skills.catalog import SkillEntry
-from peri_cli.permissions.rules import Rule, RuleSet
+from peri_cli.permissions.rule_sources import RuleSet
+from peri_cli.permissions.rule_syntax import Rule
 
 MAX_CELL = 200  # characters of a command or description shown in one cell
 BEHAVIOR_ORDER = ("deny", "ask", "allow")  # the order rules are evaluated in

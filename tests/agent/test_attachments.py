@@ -14,7 +14,8 @@ from peri_cli.agent.attachments import (
 )
 from peri_cli.base.messages import ImagePart, TextPart
 from peri_cli.base.tool import ToolContext
-from peri_cli.permissions.rules import RuleContext, RuleSource, parse_rule
+from peri_cli.permissions.call_facts import RuleContext
+from peri_cli.permissions.rule_syntax import RuleSource, parse_rule
 from peri_cli.session.turns import is_human_turn, is_typed
 from peri_cli.tools.read import ReadTool
 

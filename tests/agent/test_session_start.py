@@ -16,7 +16,7 @@ from peri_cli.agent.sessionstart import run_session_start
 from peri_cli.base.events import Compacted, Notice
 from peri_cli.extensions.hookpoints import Hooks
 from peri_cli.extensions.hooks import HookConfig, hooks_from_settings
-from peri_cli.permissions.rules import RuleSource
+from peri_cli.permissions.rule_syntax import RuleSource
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
 from peri_cli.session.store import SessionStore
 from tests.agent.test_compaction import SUMMARY, collect, compactor_of, make_agent, one_turn_session

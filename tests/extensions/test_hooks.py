@@ -29,7 +29,7 @@ from peri_cli.extensions.hooks import (
     hooks_from_settings,
     matcher_matches,
 )
-from peri_cli.permissions.rules import RuleSource
+from peri_cli.permissions.rule_syntax import RuleSource
 from peri_cli.permissions.trust import WorkspaceFiles
 
 USER = RuleSource("user", "/home/u/.peri/settings.json")

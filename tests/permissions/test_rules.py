@@ -13,27 +13,25 @@ import pytest
 from peri_cli.base.modes import Mode
 from peri_cli.base.settings import SettingsLayer
 from peri_cli.base.tool import ToolKind
-from peri_cli.permissions.rulefile import RuleFileError, add_rules, local_settings_path
-from peri_cli.permissions.rules import (
-    Behavior,
-    CallDecision,
-    Rule,
-    RuleContext,
-    RuleError,
+from peri_cli.permissions.call_facts import RuleContext, describe_call
+from peri_cli.permissions.rule_sources import (
     RuleSet,
-    RuleSource,
     allow_rule_loosenings,
-    decide,
-    describe_call,
-    evaluate,
-    parse_rule,
-    read_denied,
     rules_from_cli,
     rules_from_settings,
     ruleset_from_layers,
-    split_cli_rules,
-    suggest_rules,
 )
+from peri_cli.permissions.rule_suggest import suggest_rules
+from peri_cli.permissions.rule_syntax import (
+    Behavior,
+    Rule,
+    RuleError,
+    RuleSource,
+    parse_rule,
+    split_cli_rules,
+)
+from peri_cli.permissions.rulefile import RuleFileError, add_rules, local_settings_path
+from peri_cli.permissions.rules import CallDecision, decide, evaluate, read_denied
 from peri_cli.permissions.shell_syntax import MAX_COMMAND_CHARS, ShellParseError, parse
 from peri_cli.permissions.trust import WorkspaceFiles
 

@@ -6,7 +6,8 @@ import pytest
 
 from peri_cli.base.modes import Mode
 from peri_cli.permissions.policy import PermissionPolicy
-from peri_cli.permissions.rules import RuleSet, RuleSource, parse_rule
+from peri_cli.permissions.rule_sources import RuleSet
+from peri_cli.permissions.rule_syntax import RuleSource, parse_rule
 from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
 
 

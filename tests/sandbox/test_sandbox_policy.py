@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from peri_cli.base.settings_sandbox import SandboxFilesystem, SandboxNetwork, SandboxSettings
-from peri_cli.permissions.rules import RuleSource, parse_rule
+from peri_cli.permissions.rule_syntax import RuleSource, parse_rule
 from peri_cli.permissions.sandbox_denials import explain
 from peri_cli.permissions.sandbox_policy import SandboxPlaces, SandboxPolicy, build_policy
 from peri_cli.sandbox import bwrap, seatbelt

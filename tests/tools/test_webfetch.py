@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import select
 import sys
 import threading
 import time
 import traceback
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,7 +18,7 @@ import pytest
 
 from peri_cli.base.tool import ToolContext, ToolError
 from peri_cli.permissions.policy import PermissionPolicy
-from peri_cli.permissions.rules import RuleError, RuleSource, parse_rule
+from peri_cli.permissions.rule_syntax import RuleError, RuleSource, parse_rule
 from peri_cli.tools import webfetch
 from peri_cli.tools.webfetch import WebFetchTool
 
@@ -74,9 +76,34 @@ class _Handler(BaseHTTPRequestHandler):
             "/png": (200, b"\x89PNG\r\n\x1a\n....", "image/png", {}),
             "/moved": (301, b"", "text/plain", {"Location": "/page"}),
             "/away": (302, b"", "text/plain", {"Location": f"http://localhost:{port}/page"}),
+            **_encoded_routes(self.headers.get("Accept-Encoding", "")),
         }
         status, body, kind, headers = routes.get(self.path, (404, b"no", "text/plain", {}))
         self._send(status, body, kind, **headers)
+
+
+def _deflate(data: bytes, wbits: int) -> bytes:
+    engine = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    return engine.compress(data) + engine.flush()
+
+
+def _encoded_routes(accepted: str) -> dict[str, tuple[int, bytes, str, dict[str, str]]]:
+    """Compressed bodies, each answered only to a client that said it takes the coding."""
+    html = "text/html; charset=utf-8"
+    pages = {
+        "/gzip": (gzip.compress(PAGE.encode()), "gzip"),
+        "/deflate": (zlib.compress(PAGE.encode()), "deflate"),
+        "/raw-deflate": (_deflate(PAGE.encode(), -zlib.MAX_WBITS), "deflate"),
+        "/br": (b"\x1b\x03\x00\xf8\x25\x00", "br"),
+        "/bomb": (gzip.compress(b"a" * (64 * 2**20)), "gzip"),  # 64 MB from about 64 kB
+        "/bad-gzip": (b"\x1f\x8bnot really gzip", "gzip"),
+    }
+    routes = {}
+    for path, (body, coding) in pages.items():
+        kind = "text/plain" if path == "/bomb" else html
+        routes[path] = (200, body, kind, {"Content-Encoding": coding})
+    routes["/accepted"] = (200, accepted.encode(), "text/plain", {})
+    return routes
 
 
 @pytest.fixture
@@ -124,6 +151,28 @@ async def test_size_cap_and_text_types(ctx: ToolContext, server: str) -> None:
     assert is_error and "image/png, not text" in text
     text, is_error = await _fetch(ctx, f"{server}/nothing")
     assert is_error and "HTTP 404" in text
+
+
+async def test_gzip_and_deflate_bodies_are_decoded(ctx: ToolContext, server: str) -> None:
+    text, is_error = await _fetch(ctx, f"{server}/accepted")
+    assert not is_error and "gzip, deflate" in text
+    for path in ("/gzip", "/deflate", "/raw-deflate"):
+        text, is_error = await _fetch(ctx, server + path)
+        assert not is_error, text
+        assert "# Peri docs" in text and "[guide](/guide)" in text and "\x1f" not in text
+
+
+async def test_an_encoding_it_cannot_decode_is_refused(ctx: ToolContext, server: str) -> None:
+    text, is_error = await _fetch(ctx, f"{server}/br")
+    assert is_error and "br-encoded, which WebFetch cannot decode" in text
+    text, is_error = await _fetch(ctx, f"{server}/bad-gzip")
+    assert is_error and "not valid gzip data" in text
+
+
+async def test_a_compressed_bomb_stops_at_the_size_cap(ctx: ToolContext, server: str) -> None:
+    text, is_error = await _fetch(ctx, f"{server}/bomb", max_chars=100)
+    assert not is_error
+    assert "larger than 5 MB" in text and "cut at 100 of 5,242,880 characters" in text
 
 
 async def test_redirects_same_host_followed_other_host_returned(

@@ -13,7 +13,7 @@ from textual import events
 
 from peri_cli.base.messages import ImagePart, TextPart, ToolResultPart
 from peri_cli.base.provider import ModelRequest
-from peri_cli.permissions.rules import RuleSource, parse_rule
+from peri_cli.permissions.rule_syntax import RuleSource, parse_rule
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
 from peri_cli.session.transcript import MessageEntry, RewindMarker
 from peri_cli.tui.app import PeriApp
