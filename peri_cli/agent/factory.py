@@ -13,7 +13,7 @@ from peri_cli.agent.loop import Agent, CompactHook
 from peri_cli.base.childenv import child_env
 from peri_cli.base.ownership import WriteOwners
 from peri_cli.base.provider import Provider
-from peri_cli.base.tool import FilePort, ToolContext, ToolRegistry
+from peri_cli.base.tool import CommandSandbox, FilePort, ToolContext, ToolRegistry
 from peri_cli.context.contributions import ContributionChain, default_chain
 from peri_cli.context.tokens import TokenCounter
 from peri_cli.extensions.hookpoints import Hooks
@@ -51,6 +51,7 @@ class AgentFactory:
     # Files kept before writes, recorded in the main session (its SubAgents' writes too).
     checkpoints: Checkpointer | None = None
     files: FilePort | None = None  # Read, Edit and Write through a program instead of the disk
+    sandbox: CommandSandbox | None = None  # Bash and Grep's helper run in it (None: no sandbox)
 
     def build(self, session: Session, config: AgentConfig) -> Agent:
         ctx = ToolContext(
@@ -63,6 +64,7 @@ class AgentFactory:
             read_denied=config.policy.read_denied,
             grant=functools.partial(config.policy.grant_for_turn, agent=config.agent_id),
             files=self.files,
+            sandbox=self.sandbox,
         )
         agent = Agent(
             session=session,

@@ -97,6 +97,17 @@ class SessionHost(Protocol):
 
     def close(self) -> None: ...
 
+    # The Bash sandbox (the UI does not reach peri_cli.sandbox itself)
+
+    def sandbox_status(self) -> list[str]:
+        """What `/sandbox` shows: on or off, its dependencies, resolved paths and domains."""
+        ...
+
+    def sandbox_switch(self, name: str, value: bool) -> str:
+        """Turn `auto` (auto-allow) or `fallback` (unsandboxed commands) on or off, now and in
+        `.peri/settings.local.json`; one line saying what happened."""
+        ...
+
     # MCP servers (the UI does not reach peri_cli.mcp itself)
 
     def mcp_statuses(self) -> list[str]:

@@ -27,6 +27,7 @@ from peri_cli.base.settings_check import (
     section_type,
 )
 from peri_cli.base.settings_env import compact_threshold_from_env, env_values
+from peri_cli.base.settings_sandbox import SandboxSettings
 
 SETTINGS_FILE = "settings.json"
 LOCAL_SETTINGS_FILE = "settings.local.json"
@@ -99,6 +100,9 @@ class Settings(_Section):
     # The TUI rings the bell / sends an OSC 9 notification when a long turn ends or an approval
     # waits while the terminal is unfocused; false turns that off.
     notifications: bool = True
+    # The Bash sandbox (CONTRACT.md §10). This is the plain merge; what a session uses comes from
+    # `settings_sandbox.merge_sandbox`, which lets an untrusted workspace only narrow it.
+    sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
 
 
 # Lists that add up across files instead of the later file replacing the earlier one: each only

@@ -41,6 +41,33 @@ class FilePort(Protocol):
     async def write_text(self, path: str, text: str) -> None: ...
 
 
+@dataclass(frozen=True)
+class SandboxedCommand:
+    """A command line made to run inside the sandbox: start `argv` with `env`, and call
+    `finish` once it has ended (the sandbox tidies what it set up for it)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    finish: Callable[[], None] = lambda: None
+
+
+class CommandSandbox(Protocol):
+    """The operating-system sandbox that Bash and Grep's helper run in (`peri_cli/sandbox/`;
+    the runtime gives one when the sandbox is on and available)."""
+
+    def covers(self, command: str) -> bool:
+        """Whether this shell command runs inside (not one of `excludedCommands`)."""
+        ...
+
+    def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> SandboxedCommand:
+        """`argv` as a command line that runs it inside the sandbox."""
+        ...
+
+    def explain(self, output: str, cwd: Path) -> str | None:
+        """What in a command's output the sandbox refused, in words for the model (or None)."""
+        ...
+
+
 # What a tool does, for the permission policy: read-only, changes files, runs commands, or external.
 ToolKind = Literal["read", "write", "execute", "external"]
 
@@ -68,6 +95,8 @@ class ToolContext:
     grant: Callable[[Sequence[str], bool], None] | None = None
     # Read, Edit and Write go through this instead of the disk when set (a program's files).
     files: FilePort | None = None
+    # Bash commands and Grep's helper run inside it when set (the sandbox is on and available).
+    sandbox: CommandSandbox | None = None
 
     def report(self, text: str) -> None:
         """Tell the UI how the call is going (nothing happens when no one listens)."""

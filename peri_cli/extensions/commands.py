@@ -34,6 +34,11 @@ COMMANDS: dict[str, Command] = {
         Command("hooks", "Show the configured hooks and whether each runs here"),
         Command("skills", "List the skills: in force, shadowed and broken"),
         Command("mcp", "Show the MCP servers; reconnect one", "[reconnect NAME]"),
+        Command(
+            "sandbox",
+            "Show the Bash sandbox; switch auto-allow or the unsandboxed fallback",
+            "[auto|fallback on|off]",
+        ),
         Command("help", "List commands and keys"),
         Command("exit", "Quit Peri"),
     )

@@ -21,6 +21,7 @@ from peri_cli.permissions.rule_syntax import Rule, RuleError, RuleSource, parse_
 from peri_cli.permissions.rulefile import RuleFileError, add_rules
 from peri_cli.permissions.rules import CallDecision, HookPermission, read_denied
 from peri_cli.permissions.rules import decide as decide_call
+from peri_cli.permissions.sandboxing import SandboxGate, wants_out
 
 Decision = CallDecision
 _SESSION = RuleSource("session")
@@ -36,6 +37,8 @@ class PermissionPolicy:
     # Granted until the turn ends, per agent (None: the main one): a SubAgent's skill grants
     # nothing to its parent or siblings, and the parent's turn ending takes nothing from it.
     turn_rules: dict[str | None, list[Rule]] = field(default_factory=dict)
+    # The Bash sandbox: a sandboxed command may run without asking, leaving it always asks.
+    sandbox: SandboxGate = field(default_factory=lambda: SandboxGate(active=False))
 
     def context(self) -> RuleContext:
         return RuleContext(self.workspace, self.trusted, self.home)
@@ -53,8 +56,10 @@ class PermissionPolicy:
     ) -> CallDecision:
         call = describe_call(tool, kind, tool_input, writes, self.workspace)
         rules = [*self.rules.rules, *self.turn_rules.get(agent, ())]
-        return decide_call(
-            call, rules, self.context(), self.mode, hook=hook, hook_reason=hook_reason
+        ctx = self.context()
+        decision = decide_call(call, rules, ctx, self.mode, hook=hook, hook_reason=hook_reason)
+        return self.sandbox.judge(
+            decision, call, rules, ctx, self.mode, hook, unsandboxed=wants_out(tool, tool_input)
         )
 
     def read_denied(self, path: Path) -> bool:

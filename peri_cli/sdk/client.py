@@ -14,6 +14,7 @@ from types import TracebackType
 
 from peri_cli.agent.host import StartupError
 from peri_cli.base.modes import MODES
+from peri_cli.base.settings import SettingsLayer
 from peri_cli.extensions.commands import COMMANDS, parse_command
 from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
@@ -44,6 +45,10 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
     workspace = Path(options.cwd if options.cwd is not None else os.getcwd())
     sources = tuple(options.setting_sources or ())
     layers = mcp_layers(options.mcp_servers)
+    if options.sandbox is not None:  # counted as the user's own settings, like its servers
+        layers.append(
+            SettingsLayer("user", Path("<PeriOptions.sandbox>"), {"sandbox": dict(options.sandbox)})
+        )
     return RunSpec(
         workspace=workspace.expanduser().resolve(),
         env=env,

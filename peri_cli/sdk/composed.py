@@ -38,6 +38,7 @@ from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.sdk.mcpside import McpSide, display_path
+from peri_cli.sdk.sandboxside import SandboxSide
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
 from peri_cli.session.transcript import Snapshot
@@ -76,7 +77,7 @@ def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
 
 
 @dataclass
-class Runtime(McpSide):
+class Runtime(McpSide, SandboxSide):
     workspace: Path
     peri_home: Path
     env: Mapping[str, str]
@@ -152,6 +153,7 @@ class Runtime(McpSide):
 
     def _apply_settings(self, loaded: LoadedSettings) -> None:
         self.loaded, self.settings = loaded, loaded.settings
+        self.check_sandbox()  # trusted now: the workspace's files may widen it
         if not self.mode_from_flag:
             self.mode = loaded.settings.permission_mode
             if self.agent is not None:
@@ -302,13 +304,15 @@ class Runtime(McpSide):
             hooks=self._hooks_for(session),
             checkpoints=Checkpointer(session),
             files=self.files,
+            sandbox=self.command_sandbox(home),
         )
         policy = PermissionPolicy(
             mode=self.mode,
             workspace=self.workspace,
             rules=self.rules,
             trusted=self.trusted,
-            home=Path(self.env.get("HOME", str(Path.home()))),
+            home=home,
+            sandbox=self.sandbox_gate(),
         )
         agent = factory.build(
             session, AgentConfig(model=self.model, policy=policy, max_turns=self.max_turns)
@@ -359,6 +363,7 @@ class Runtime(McpSide):
                     stop()
         if self.mcp is not None:
             self.mcp.close()
+        self.close_sandbox()
         if self.session is not None:
             self.session.close()
 

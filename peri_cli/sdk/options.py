@@ -68,6 +68,6 @@ class PeriOptions:
     peri_home: str | PathLike[str] | None = None  # default: $PERI_HOME, else ~/.peri
     env: Mapping[str, str] = field(default_factory=dict)  # on top of the process environment
     mcp_servers: Mapping[str, Any] | None = None  # the `.mcp.json` shape, counted as the user's
-    sandbox: Mapping[str, Any] | None = None  # the Bash sandbox (CONTRACT.md §10); kept for it
+    sandbox: Mapping[str, Any] | None = None  # the `sandbox` settings object (CONTRACT.md §10)
     include_partial_messages: bool = False  # text/thinking deltas and SubAgent progress too
     files: FilePort | None = None  # Read, Edit and Write through the caller

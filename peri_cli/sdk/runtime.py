@@ -163,6 +163,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         append_system=spec.append_system,
         files=spec.files,
     )
+    runtime.check_sandbox()  # before anything starts: it may refuse the run
     try:
         if settings.meta_harness.get("mcp") is not False:  # turned off: no server starts
             runtime.start_mcp()

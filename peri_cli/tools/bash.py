@@ -17,6 +17,9 @@ from pydantic import BaseModel, Field
 from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools.bashjobs import Job, track, watch
 from peri_cli.tools.bashoutput import Capture, report, stream_progress
+from peri_cli.tools.bashsandbox import Launch
+from peri_cli.tools.bashsandbox import explained as _explained
+from peri_cli.tools.bashsandbox import launch as _launch
 from peri_cli.tools.procgroups import end_group, end_groups_now, group_alive
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -42,6 +45,13 @@ class BashParams(BaseModel):
     run_in_background: bool = Field(
         default=False,
         description="Start the command detached and return at once with its pid and output file.",
+    )
+    dangerouslyDisableSandbox: bool = Field(
+        default=False,
+        description=(
+            "Run outside the sandbox. Only when a command failed because of the sandbox and "
+            "cannot work inside it; the user is always asked first."
+        ),
     )
 
 
@@ -85,14 +95,21 @@ class BashTool(PydanticTool[BashParams]):
 
     async def call(self, params: BashParams, ctx: ToolContext) -> ToolOutput:
         p = params
+        launch = _launch(p.command, ctx, outside=p.dangerouslyDisableSandbox)
         if p.run_in_background:
-            return self._start_background(p.command, ctx)
+            return self._start_background(ctx, launch)
         timeout_ms = p.timeout or DEFAULT_TIMEOUT_MS
         notes = []
         if timeout_ms > MAX_TIMEOUT_MS:
             notes.append(f"[timeout {timeout_ms} ms clamped to the maximum, {MAX_TIMEOUT_MS} ms]")
             timeout_ms = MAX_TIMEOUT_MS
-        return await self._run(p.command, timeout_ms, ctx, notes)
+        try:
+            output = await self._run(timeout_ms, ctx, notes, launch)
+        finally:
+            launch.finish()
+        if ctx.sandbox is not None and launch.sandboxed:
+            return _explained(output, ctx.sandbox, ctx.workspace)
+        return output
 
     def terminate_background(self) -> None:
         """End the process groups of background commands, what their shells started included
@@ -103,18 +120,16 @@ class BashTool(PydanticTool[BashParams]):
             job.release()
 
     async def _run(
-        self, command: str, timeout_ms: int, ctx: ToolContext, notes: list[str]
+        self, timeout_ms: int, ctx: ToolContext, notes: list[str], launch: Launch
     ) -> ToolOutput:
         capture = Capture(_side_file(ctx))
         loop = asyncio.get_running_loop()
         spawn = asyncio.ensure_future(
             loop.subprocess_exec(
                 lambda: _Shell(capture),
-                "bash",
-                "-c",
-                command,
+                *launch.argv,
                 cwd=ctx.workspace,
-                env=dict(ctx.env),
+                env=launch.env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -162,24 +177,25 @@ class BashTool(PydanticTool[BashParams]):
         text = report(capture, returncode, notes, shell.pipe_closed.done(), left_running)
         return ToolOutput.text(text)
 
-    def _start_background(self, command: str, ctx: ToolContext) -> ToolOutput:
+    def _start_background(self, ctx: ToolContext, launch: Launch) -> ToolOutput:
         self._release_finished()
         out_path = _side_file(ctx)
         try:
             out_path.parent.mkdir(parents=True, exist_ok=True)
             with out_path.open("ab") as out:
                 proc = subprocess.Popen(
-                    ["bash", "-c", command],
+                    launch.argv,
                     cwd=ctx.workspace,
-                    env=dict(ctx.env),
+                    env=launch.env,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
         except OSError as e:
+            launch.finish()
             return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {e.strerror or e}.")
-        job = Job(proc)
+        job = Job(proc, on_exit=launch.finish)
         self._background.append(job)
         track(job)
         threading.Thread(target=watch, args=(job, out_path), daemon=True).start()

@@ -9,6 +9,7 @@ import contextlib
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +23,7 @@ class Job:
     before the group is ended: signalling the group stays safe after the shell exits."""
 
     proc: subprocess.Popen[bytes]
+    on_exit: Callable[[], None] = lambda: None  # e.g. the sandbox tidying up after it
     exited: threading.Event = field(default_factory=threading.Event)
     reaped: bool = False
 
@@ -79,4 +81,5 @@ def watch(job: Job, out_path: Path) -> None:
     returncode = job.wait_unreaped()
     with contextlib.suppress(OSError), out_path.open("a", encoding="utf-8") as out:
         out.write(f"\n[exit code {returncode}]\n")
+    job.on_exit()
     job.exited.set()

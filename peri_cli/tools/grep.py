@@ -26,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.tools.bashsandbox import finish_after, helper_launch
 from peri_cli.tools.glob import allowed_ignored, glob_to_regex
 from peri_cli.tools.walk import IGNORED_DIRS, display_path
 
@@ -183,18 +184,21 @@ class GrepTool(PydanticTool[GrepParams]):
         if self._bash:  # cap its memory; `ulimit -v` fails harmlessly where it is not enforced
             script = f'ulimit -v {RG_MEMORY_KIB} 2>/dev/null; exec "$0" "$@"'
             args = [self._bash, "-c", script, *args]
+        launch = helper_launch(args, ctx)
         try:
             proc = await asyncio.create_subprocess_exec(
-                *args,
+                *launch.argv,
                 cwd=ctx.workspace,
-                env=dict(ctx.env),
+                env=launch.env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 limit=1 << 20,
             )
         except OSError as e:
+            launch.finish()
             return f"Could not run ripgrep: {e.strerror or e}."
+        finish_after(proc, launch)
         assert proc.stdout is not None and proc.stderr is not None
         strip_dot = display_path(root, ctx.workspace) == os.curdir
         stderr_task = asyncio.create_task(proc.stderr.read())
@@ -305,20 +309,21 @@ async def _python_search(
         return _invalid_regex(p.pattern, str(e))
     except RecursionError:
         return _invalid_regex(p.pattern, "too deeply nested")
+    launch = helper_launch([sys.executable, "-P", str(_SEARCH_SCRIPT)], ctx)
     try:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-P",
-            str(_SEARCH_SCRIPT),
+            *launch.argv,
             cwd=ctx.workspace,
-            env=dict(ctx.env),
+            env=launch.env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             limit=1 << 20,
         )
     except OSError as e:
+        launch.finish()
         return f"Could not start the Python search: {e.strerror or e}."
+    finish_after(proc, launch)
     too_big: list[str] = []
     request = _search_request(p, root, ctx)
     returncode, stderr = await _exchange(proc, request, collector, too_big, search)

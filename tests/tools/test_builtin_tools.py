@@ -8,7 +8,7 @@ CONTRACT_INPUTS = {
     "Read": {"file_path", "offset", "limit"},
     "Write": {"file_path", "content"},
     "Edit": {"file_path", "old_string", "new_string", "replace_all"},
-    "Bash": {"command", "timeout", "run_in_background"},
+    "Bash": {"command", "timeout", "run_in_background", "dangerouslyDisableSandbox"},
     "Glob": {"pattern", "path", "include_ignored"},
     "Grep": {"pattern", "path", "glob", "output_mode", "include_ignored"},
 }

@@ -1,0 +1,211 @@
+"""What a sandboxed command may touch, as data: the one policy the bubblewrap and Seatbelt adapters
+(`peri_cli/sandbox/`) turn into their own terms. Pure: paths are resolved, nothing is read.
+
+The file system is a list of mounts over a read-only root, applied shallowest first so that a
+deeper path overrides its parent (the workspace writable, its `.git/hooks` read-only again).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+from peri_cli.base.settings_sandbox import SandboxSettings
+from peri_cli.permissions.rule_syntax import Rule
+from peri_cli.permissions.truststore import TRUST_FILE
+
+# Secrets every user has; hidden unless a setting's `allowRead` brings one back.
+DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc")
+# In the workspace: what runs code when the user's own git runs, and what configures Peri and
+# Claude Code (a command must not widen its own rules). Read-only even before they exist.
+GUARDED_IN_WORKSPACE = (".git/hooks", ".git/config", ".claude", ".peri")
+# Where host programs keep their Unix sockets: a read-only mount does not stop connect(), so
+# these get a fresh empty tmpfs instead.
+SOCKET_DIRS = ("/tmp", "/run", "/var/run")
+
+# mask: fresh tmpfs; readable: bound back read-only (under a mask); writable; read_only: bound
+# read-only over something writable; hidden: replaced by an empty, read-only stand-in; socket:
+# one Unix socket bound in (allowUnixSockets, the proxy's).
+# pin: a folder in the workspace that holds guarded paths (`.git`), bound onto itself so that it
+# is a mount point: it cannot be renamed away and replaced by one the command made.
+MountKind = Literal[
+    "mask", "readable", "writable", "pin", "read_only", "hidden", "reveal", "socket"
+]
+_PRIORITY: Mapping[MountKind, int] = {
+    "mask": 0,
+    "readable": 1,
+    "writable": 2,
+    "pin": 3,
+    "socket": 4,
+    "read_only": 5,
+    "hidden": 6,
+    "reveal": 7,
+}
+
+
+@dataclass(frozen=True)
+class Mount:
+    path: Path
+    kind: MountKind
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The resolved sandbox of one session."""
+
+    workspace: Path
+    session_tmp: Path
+    writable: tuple[Path, ...]
+    read_only: tuple[Path, ...]
+    guarded: tuple[Path, ...]  # the workspace's GUARDED_IN_WORKSPACE paths, existing or not
+    hidden: tuple[Path, ...]
+    revealed: tuple[Path, ...]  # allowRead: readable again inside a hidden folder
+    masked: tuple[Path, ...]
+    readable: tuple[Path, ...]  # under a masked folder but needed read-only (HOME, PERI_HOME)
+    unix_sockets: tuple[Path, ...]
+    allow_all_unix_sockets: bool = False
+    allow_local_binding: bool = False
+    domains: tuple[str, ...] = ()
+    denied_domains: tuple[str, ...] = ()
+    excluded_commands: tuple[str, ...] = ()
+    # The domain proxy's Unix socket (outside the sandbox); None: no network at all inside.
+    proxy_socket: Path | None = None
+    env_extra: Mapping[str, str] = field(default_factory=dict)
+
+    def with_proxy(self, socket: Path | None) -> SandboxPolicy:
+        return replace(self, proxy_socket=socket)
+
+    def mounts(self) -> list[Mount]:
+        """Every mount over the read-only root, in the order they must be applied."""
+        found: dict[Path, MountKind] = {}
+        groups: list[tuple[MountKind, Iterable[Path]]] = [
+            ("mask", self.masked),
+            ("readable", self.readable),
+            ("writable", self.writable),
+            ("pin", self.pinned),
+            ("socket", (*self.unix_sockets, *_opt(self.proxy_socket))),
+            ("read_only", (*self.read_only, *self.guarded)),
+            ("hidden", self.hidden),
+            ("reveal", self.revealed),
+        ]
+        for kind, paths in groups:
+            for path in paths:
+                old = found.get(path)
+                if old is None or _PRIORITY[kind] > _PRIORITY[old]:
+                    found[path] = kind
+        order = sorted(found.items(), key=lambda item: (len(item[0].parts), _PRIORITY[item[1]]))
+        return [Mount(path, kind) for path, kind in order]
+
+    def governing(self, path: Path) -> MountKind | None:
+        """The kind of the deepest mount holding `path` (None: only the read-only root)."""
+        best: Mount | None = None
+        for mount in self.mounts():
+            if _within(path, mount.path) and (
+                best is None or len(mount.path.parts) >= len(best.path.parts)
+            ):
+                best = mount
+        return None if best is None else best.kind
+
+    @property
+    def pinned(self) -> tuple[Path, ...]:
+        """The folders between the workspace and its guarded paths (`.git`)."""
+        return tuple(
+            dict.fromkeys(
+                g.parent
+                for g in self.guarded
+                if g.parent != self.workspace and self.workspace in g.parents
+            )
+        )
+
+    def writable_at(self, path: Path) -> bool:
+        return self.governing(path) in ("writable", "socket", "pin")
+
+
+def _opt(path: Path | None) -> tuple[Path, ...]:
+    return () if path is None else (path,)
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+@dataclass(frozen=True)
+class SandboxPlaces:
+    """Where things are for one session (the policy's inputs besides the settings)."""
+
+    workspace: Path
+    home: Path
+    peri_home: Path
+    session_tmp: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def build_policy(
+    settings: SandboxSettings, places: SandboxPlaces, rules: Iterable[Rule], *, trusted: bool
+) -> SandboxPolicy:
+    """The policy of `settings` for these places; `rules` add WebFetch domains (allow rules that
+    apply widen the list, deny rules narrow it)."""
+    fs, net = settings.filesystem, settings.network
+
+    def paths(values: Iterable[str]) -> tuple[Path, ...]:
+        return tuple(dict.fromkeys(resolve_path(v, places) for v in values))
+
+    workspace = _real(places.workspace)
+    peri_home = _real(places.peri_home)
+    allowed, denied = webfetch_domains(rules, trusted=trusted)
+    masked = [Path(d) for d in SOCKET_DIRS]
+    if runtime_dir := places.env.get("XDG_RUNTIME_DIR"):
+        masked.append(Path(runtime_dir))
+    masked_real = tuple(dict.fromkeys(_real(p) for p in masked))
+    home = _real(places.home)
+    readable = tuple(p for p in (home, peri_home) if any(_within(p, m) for m in masked_real))
+    return SandboxPolicy(
+        workspace=workspace,
+        session_tmp=_real(places.session_tmp),
+        writable=(workspace, _real(places.session_tmp), *paths(fs.allowWrite)),
+        read_only=(peri_home, *paths(fs.denyWrite)),
+        guarded=tuple(workspace / rel for rel in GUARDED_IN_WORKSPACE),
+        hidden=(*paths(DEFAULT_HIDDEN), peri_home / TRUST_FILE, *paths(fs.denyRead)),
+        revealed=paths(fs.allowRead),
+        masked=masked_real,
+        readable=readable,
+        unix_sockets=paths(net.allowUnixSockets),
+        allow_all_unix_sockets=net.allowAllUnixSockets,
+        allow_local_binding=net.allowLocalBinding,
+        domains=tuple(d for d in dict.fromkeys([*net.allowedDomains, *allowed]) if d not in denied),
+        denied_domains=tuple(denied),
+        excluded_commands=tuple(settings.excludedCommands),
+        env_extra={"TMPDIR": str(_real(places.session_tmp))},
+    )
+
+
+def resolve_path(value: str, places: SandboxPlaces) -> Path:
+    """A settings path: `~` is the user's home, a relative one is in the workspace."""
+    path = places.home / value[2:] if value == "~" or value.startswith("~/") else Path(value)
+    if not path.is_absolute():
+        path = places.workspace / path
+    return _real(path)
+
+
+def _real(path: Path) -> Path:
+    """`path` with symlinks resolved as far as it exists (a sandbox mounts real paths)."""
+    return Path(os.path.realpath(path))
+
+
+def webfetch_domains(rules: Iterable[Rule], *, trusted: bool) -> tuple[list[str], list[str]]:
+    """The domains of `WebFetch(domain:…)` rules that apply: (allowed, denied)."""
+    allowed: list[str] = []
+    denied: list[str] = []
+    for rule in rules:
+        spec = rule.specifier or ""
+        if rule.tool != "WebFetch" or not spec.startswith("domain:") or not rule.applies(trusted):
+            continue
+        domain = spec.removeprefix("domain:").strip().lower()
+        if rule.behavior == "allow":
+            allowed.append(domain)
+        elif rule.behavior == "deny":
+            denied.append(domain)
+    return allowed, denied

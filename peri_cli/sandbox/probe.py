@@ -1,0 +1,54 @@
+"""Whether the sandbox can run here, checked once per process, and why not in words a user can
+act on (with the install line)."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+PROBE = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"]
+INSTALL_LINE = (
+    "install bubblewrap and socat (Debian/Ubuntu: `sudo apt-get install bubblewrap socat`; "
+    "Fedora: `sudo dnf install bubblewrap socat`)"
+)
+
+
+@dataclass(frozen=True)
+class Availability:
+    available: bool
+    why_not: str = ""  # what failed, with what to do about it
+    socat: bool = False  # the network relay (without it the sandbox has no network at all)
+
+    def describe(self) -> str:
+        if self.available:
+            relay = "socat found" if self.socat else "socat missing: no network inside"
+            return f"bubblewrap works ({relay})"
+        return self.why_not
+
+
+@functools.cache
+def probe() -> Availability:
+    """Run `bwrap --ro-bind / / --unshare-all true` once and report what it said."""
+    if sys.platform == "darwin":
+        return Availability(
+            False, "the macOS sandbox (Seatbelt) is not wired to Bash yet; commands run unsandboxed"
+        )
+    if not sys.platform.startswith("linux"):
+        return Availability(False, f"no sandbox for {sys.platform}")
+    if shutil.which("bwrap") is None:
+        return Availability(False, f"bubblewrap (bwrap) is not installed: {INSTALL_LINE}")
+    try:
+        done = subprocess.run(PROBE, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return Availability(False, f"bubblewrap could not run ({e}): {INSTALL_LINE}")
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip() or f"exit code {done.returncode}"
+        return Availability(
+            False,
+            f"bubblewrap cannot create a sandbox here ({said}); user namespaces may be off "
+            "(sysctl kernel.unprivileged_userns_clone=1)",
+        )
+    return Availability(True, socat=shutil.which("socat") is not None)

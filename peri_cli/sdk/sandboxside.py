@@ -1,0 +1,184 @@
+"""The runtime's sandbox side: the session's `sandbox` settings as trust allows, the availability
+check, the policy and the `CommandSandbox` the tools get, the permission gate, and `/sandbox`'s
+status and switches."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from peri_cli.agent.host import StartupError
+from peri_cli.base.settings_check import SettingsError
+from peri_cli.base.settings_sandbox import SandboxSettings, merge_sandbox
+from peri_cli.base.textsafe import visible
+from peri_cli.base.tool import CommandSandbox
+from peri_cli.permissions.call_facts import RuleContext
+from peri_cli.permissions.rule_sources import RuleSet
+from peri_cli.permissions.rulefile import RuleFileError
+from peri_cli.permissions.sandbox_file import SWITCHES, write_switch
+from peri_cli.permissions.sandbox_policy import SandboxPlaces, SandboxPolicy, build_policy
+from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
+from peri_cli.sandbox.probe import Availability, probe
+from peri_cli.sandbox.runner import BwrapSandbox
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from peri_cli.base.settings import LoadedSettings
+
+# Starts the domain proxy for a policy and returns its Unix socket (None: no network inside).
+ProxyStarter = Callable[[SandboxPolicy], Path | None]
+
+
+def sandbox_settings(
+    loaded: LoadedSettings | None, *, trusted: bool
+) -> tuple[SandboxSettings, list[str]]:
+    """The `sandbox` object of the settings files: a workspace file that is not trusted may
+    only narrow it."""
+    if loaded is None:
+        return SandboxSettings(), []
+    return merge_sandbox(
+        (layer.path, trusted or not layer.from_workspace, layer.data["sandbox"])
+        for layer in loaded.layers
+        if isinstance(layer.data.get("sandbox"), dict)
+    )
+
+
+class SandboxSide:
+    """Mixed into `Runtime`: the Bash sandbox of one run."""
+
+    if TYPE_CHECKING:
+        workspace: Path
+        peri_home: Path
+        env: Mapping[str, str]
+        loaded: LoadedSettings | None
+        warnings: list[str]
+        rules: RuleSet
+
+        @property
+        def trusted(self) -> bool: ...
+
+    _sandbox: SandboxSettings | None = None
+    _sandbox_runner: BwrapSandbox | None = None
+    _sandbox_tmp: Path | None = None
+    _sandbox_told = False
+    start_proxy: ProxyStarter | None = None  # the network side's seam (sandbox/proxy)
+
+    def check_sandbox(self) -> None:
+        """Read the settings and check availability; StartupError when it is required and cannot
+        run. Says once why it is unavailable."""
+        self.close_sandbox()  # built again from these settings when the agent is
+        try:
+            self._sandbox, problems = sandbox_settings(self.loaded, trusted=self.trusted)
+        except SettingsError as e:
+            raise StartupError(str(e), exit_code=2) from e
+        self.warnings.extend(problems)
+        if not self._sandbox.enabled:
+            return
+        found = probe()
+        if found.available or self._sandbox_told:
+            return
+        self._sandbox_told = True
+        if self._sandbox.failIfUnavailable:
+            raise StartupError(
+                f"the sandbox is required (sandbox.failIfUnavailable) but cannot run: "
+                f"{found.why_not}"
+            )
+        self.warnings.append(f"sandbox unavailable, commands ask as usual: {found.why_not}")
+
+    @property
+    def sandbox_active(self) -> bool:
+        return self._sandbox is not None and self._sandbox.enabled and probe().available
+
+    def sandbox_gate(self) -> SandboxGate:
+        s = self._sandbox or SandboxSettings()
+        return SandboxGate(
+            active=self.sandbox_active,
+            auto_allow=s.autoAllowBashIfSandboxed,
+            allow_unsandboxed=s.allowUnsandboxedCommands,
+            excluded=tuple(excluded_rules(s.excludedCommands)),
+        )
+
+    def command_sandbox(self, home: Path) -> CommandSandbox | None:
+        """The sandbox the tools run commands in (None: off or unavailable)."""
+        if not self.sandbox_active:
+            return None
+        if self._sandbox_runner is None:
+            assert self._sandbox is not None
+            self._sandbox_tmp = Path(tempfile.mkdtemp(prefix="peri-session-"))
+            places = SandboxPlaces(
+                self.workspace, home, self.peri_home, self._sandbox_tmp, self.env
+            )
+            policy = build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
+            if self.start_proxy is not None and probe().socat:
+                policy = policy.with_proxy(self.start_proxy(policy))
+            gate = self.sandbox_gate()
+            context = RuleContext(self.workspace, self.trusted, home)
+            self._sandbox_runner = BwrapSandbox(policy, lambda c: gate.is_excluded(c, context))
+        return self._sandbox_runner
+
+    def sandbox_status(self) -> list[str]:
+        """What `/sandbox` shows: on or off, the dependencies, the resolved paths and domains."""
+        s = self._sandbox or SandboxSettings()
+        found: Availability = probe()
+        state = "on" if self.sandbox_active else ("off" if not s.enabled else "unavailable")
+        lines = [
+            f"Sandbox: {state} (sandbox.enabled is {str(s.enabled).lower()})",
+            f"Dependencies: {found.describe()}",
+            f"Auto-allow sandboxed Bash: {_on(s.autoAllowBashIfSandboxed)}; "
+            f"unsandboxed fallback: {_on(s.allowUnsandboxedCommands)}",
+        ]
+        runner = self._sandbox_runner
+        if runner is not None:
+            lines += _policy_lines(runner.policy)
+        lines.append(
+            "Switch with /sandbox auto on|off or /sandbox fallback on|off "
+            "(saved to .peri/settings.local.json)"
+        )
+        return lines
+
+    def sandbox_switch(self, name: str, value: bool) -> str:
+        """Turn auto-allow or the unsandboxed fallback on or off, now and in the local file."""
+        key = SWITCHES.get(name)
+        if key is None:
+            return f"unknown switch {visible(name)!r}; use auto or fallback"
+        try:
+            path = write_switch(self.workspace, key, value)
+        except (OSError, ValueError, RuleFileError) as e:
+            return f"could not save sandbox.{key}: {visible(str(e))}"
+        self._sandbox = (self._sandbox or SandboxSettings()).model_copy(update={key: value})
+        agent = getattr(self, "agent", None)
+        if agent is not None:
+            agent.policy.sandbox = self.sandbox_gate()
+        return f"sandbox.{key} is now {str(value).lower()} (saved to {path})"
+
+    def close_sandbox(self) -> None:
+        if self._sandbox_runner is not None:
+            self._sandbox_runner.close()
+            self._sandbox_runner = None
+        if self._sandbox_tmp is not None:
+            shutil.rmtree(self._sandbox_tmp, ignore_errors=True)
+            self._sandbox_tmp = None
+
+
+def _on(value: bool) -> str:
+    return "on" if value else "off"
+
+
+def _policy_lines(policy: SandboxPolicy) -> list[str]:
+    def show(paths: tuple[Path, ...]) -> str:
+        return ", ".join(visible(str(p)) for p in paths) or "none"
+
+    domains = ", ".join(visible(d) for d in policy.domains) or "none"
+    network = "through the domain proxy" if policy.proxy_socket is not None else "none"
+    return [
+        f"Writable: {show(policy.writable)}",
+        f"Read-only: {show((*policy.read_only, *policy.guarded))}",
+        f"Hidden: {show(policy.hidden)}",
+        f"Masked (fresh tmpfs): {show(policy.masked)}",
+        f"Unix sockets allowed: {show(policy.unix_sockets)}",
+        f"Network: {network}; allowed domains: {domains}",
+    ]

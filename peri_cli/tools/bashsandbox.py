@@ -1,0 +1,70 @@
+"""How a Bash call starts: inside the sandbox when the session has one (the `CommandSandbox`
+port), unless the call asked to leave it (approved by the user) or is one of
+`excludedCommands`; what the sandbox refused, added to the result; Grep's helper the same way."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from peri_cli.base.messages import TextPart
+from peri_cli.base.tool import CommandSandbox, ToolContext, ToolOutput
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    sandboxed: bool = False
+    finish: Callable[[], None] = field(default=lambda: None)
+
+
+def launch(command: str, ctx: ToolContext, *, outside: bool = False) -> Launch:
+    """The command line of this call, wrapped by the sandbox when it runs inside (`outside`:
+    the call asked to leave it, and was approved)."""
+    argv = ["bash", "-c", command]
+    sandbox = ctx.sandbox
+    if sandbox is None or outside or not sandbox.covers(command):
+        return Launch(argv, dict(ctx.env))
+    wrapped = sandbox.wrap(argv, ctx.env, ctx.workspace)
+    return Launch(wrapped.argv, wrapped.env, sandboxed=True, finish=wrapped.finish)
+
+
+def explained(output: ToolOutput, sandbox: CommandSandbox, cwd: Path) -> ToolOutput:
+    """`output` with a line naming each path the sandbox refused, if any."""
+    text = "".join(p.text for p in output.content if isinstance(p, TextPart))
+    note = sandbox.explain(text, cwd)
+    if note is None:
+        return output
+    return ToolOutput([*output.content, TextPart(text=f"\n[sandbox] {note}")], output.is_error)
+
+
+def helper_launch(argv: list[str], ctx: ToolContext) -> Launch:
+    """A tool's helper process (Grep's search) under the sandbox, when the session has one."""
+    if ctx.sandbox is None:
+        return Launch(argv, dict(ctx.env))
+    wrapped = ctx.sandbox.wrap(argv, ctx.env, ctx.workspace)
+    return Launch(wrapped.argv, wrapped.env, sandboxed=True, finish=wrapped.finish)
+
+
+def finish_after(proc: asyncio.subprocess.Process, launch: Launch) -> None:
+    """Tell the sandbox once `proc` has ended (it tidies the mount points it made)."""
+    if not launch.sandboxed:
+        return
+
+    async def wait() -> None:
+        try:
+            await proc.wait()
+        finally:
+            launch.finish()
+
+    _WAITERS.add(task := asyncio.ensure_future(wait()))
+    task.add_done_callback(_WAITERS.discard)
+
+
+_WAITERS: set[asyncio.Future[None]] = set()  # held so they are not collected while waiting

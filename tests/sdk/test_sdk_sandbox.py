@@ -1,0 +1,53 @@
+"""`PeriOptions.sandbox` takes the settings object: a program's Bash calls run sandboxed, and
+leaving the sandbox goes to `can_use_tool` with the reason."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from peri_cli.sandbox.probe import probe
+from peri_cli.sdk import Allow, Deny, PeriError, PermissionContext, ResultEvent, query
+from tests.fakeserver import FakeServer
+from tests.sdk.conftest import model_calls, options_for
+
+pytestmark = pytest.mark.skipif(not probe().available, reason=probe().why_not)
+
+
+async def test_options_sandbox_holds_and_asks_to_leave(server: FakeServer, tmp_path: Path) -> None:
+    asked: list[PermissionContext] = []
+
+    async def ask(name: str, tool_input: dict[str, Any], ctx: PermissionContext) -> Allow | Deny:
+        asked.append(ctx)
+        return Deny("stay inside")
+
+    server.set_script(
+        [
+            {
+                "tool_calls": [
+                    {"name": "Bash", "input": {"command": "touch ~/planted"}},
+                    {
+                        "name": "Bash",
+                        "input": {"command": "touch ~/out", "dangerouslyDisableSandbox": True},
+                    },
+                ]
+            },
+            {"text": "ok"},
+        ]
+    )
+    options = options_for(server, tmp_path, sandbox={"enabled": True}, can_use_tool=ask)
+    events = [e async for e in query("go", options)]
+    assert isinstance(events[-1], ResultEvent) and events[-1].result == "ok"
+    home = tmp_path / "home"
+    assert not (home / "planted").exists() and not (home / "out").exists()
+    assert len(asked) == 1 and "OUTSIDE the sandbox" in asked[0].reason
+    sent = str(model_calls(server)[-1])
+    assert "denied by the sandbox" in sent
+
+
+async def test_a_bad_sandbox_object_is_a_clear_error(server: FakeServer, tmp_path: Path) -> None:
+    options = options_for(server, tmp_path, sandbox={"enabled": "yes"})
+    with pytest.raises(PeriError, match=r"sandbox\.enabled: expected true or false"):
+        [e async for e in query("go", options)]
