@@ -12,7 +12,7 @@ import fcntl
 import json
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,8 @@ def add_rules(workspace: Path, rules: Sequence[str], behavior: Behavior = "allow
             raise RuleFileError(visible(str(e))) from e
     folder = _project_folder(workspace)
     path = folder / LOCAL_SETTINGS_FILE
-    with _locked(folder):
-        data = _read_object(path)
+
+    def append(data: dict[str, Any]) -> None:
         permissions = data.setdefault("permissions", {})
         if not isinstance(permissions, dict):
             raise RuleFileError(f"{path}: permissions is not an object; not changed")
@@ -55,9 +55,20 @@ def add_rules(workspace: Path, rules: Sequence[str], behavior: Behavior = "allow
         for text in rules:
             if text.strip() not in listed:
                 listed.append(text.strip())
-        _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    edit_settings_file(path, append)
     ensure_git_ignored(folder)
     return path
+
+
+def edit_settings_file(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Read `path` as a JSON object (missing: {}), let `change` edit it in place, and replace the
+    file atomically, all under a lock on its folder, so two processes editing at once both land.
+    A file that is not a regular JSON object is left alone (RuleFileError)."""
+    with _locked(path.parent):
+        data = _read_object(path)
+        change(data)
+        _write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _project_folder(workspace: Path) -> Path:

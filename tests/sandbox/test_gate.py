@@ -76,7 +76,7 @@ def test_add_allowed_domain_keeps_other_keys_and_refuses_bad_files(tmp_path: Pat
     with pytest.raises(AllowlistError, match="network is not an object"):
         add_allowed_domain(settings, "x.org")
     settings.write_text("[1, 2")
-    with pytest.raises(AllowlistError, match="cannot read it as JSON"):
+    with pytest.raises(AllowlistError, match="not valid JSON"):
         add_allowed_domain(settings, "x.org")
     assert settings.read_text() == "[1, 2"  # left as it was
 
