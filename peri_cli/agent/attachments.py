@@ -14,6 +14,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from peri_cli.base.images import MAX_IMAGE_BYTES, image_type
 from peri_cli.base.messages import ImagePart, Message, TextPart
@@ -24,6 +25,9 @@ from peri_cli.permissions.call_facts import RuleContext
 from peri_cli.permissions.rule_syntax import Rule
 from peri_cli.permissions.rules import read_denied
 from peri_cli.session.transcript import MessageEntry
+
+if TYPE_CHECKING:
+    from peri_cli.agent.loop import Agent
 
 ORIGIN_ATTACHMENT = "attachment"  # files and images the user attached to a prompt
 ORIGIN_SHELL = "shell"  # a `!` command the user ran, with its output
@@ -73,6 +77,17 @@ class AttachContext:
     tool_ctx: ToolContext
     rules: list[Rule]
     rule_ctx: RuleContext
+
+    @classmethod
+    def of(cls, agent: Agent, workspace: Path) -> AttachContext:
+        """What an agent's Read tool, tool context and rules allow to be attached."""
+        return cls(
+            workspace=workspace,
+            read=agent.tools.get("Read"),
+            tool_ctx=agent.tool_ctx,
+            rules=agent.policy.rules.rules,
+            rule_ctx=agent.policy.context(),
+        )
 
 
 async def attach(text: str, ctx: AttachContext, images: dict[int, ImagePart]) -> Attachments:

@@ -160,13 +160,7 @@ class PromptRun:
         if not mentions(prompt) and not pasted:
             return None
         agent = self.agent
-        ctx = AttachContext(
-            workspace=self.runtime.workspace,
-            read=agent.tools.get("Read"),
-            tool_ctx=agent.tool_ctx,
-            rules=agent.policy.rules.rules,
-            rule_ctx=agent.policy.context(),
-        )
+        ctx = AttachContext.of(agent, self.runtime.workspace)
         found = await attach(prompt, ctx, pasted)
         if found.attached:
             text = "Attached " + ", ".join(f"@{p}" for p in found.attached)

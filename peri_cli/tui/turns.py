@@ -122,13 +122,7 @@ class Turns:
         if not mentions(text) and "[image #" not in text:
             return None
         agent = app.agent
-        ctx = AttachContext(
-            workspace=app.runtime.workspace,
-            read=agent.tools.get("Read"),
-            tool_ctx=agent.tool_ctx,
-            rules=agent.policy.rules.rules,
-            rule_ctx=agent.policy.context(),
-        )
+        ctx = AttachContext.of(agent, app.runtime.workspace)
         found = await attach(text, ctx, images)
         if found.attached:
             await app.notice("Attached " + ", ".join(f"@{p}" for p in found.attached))
