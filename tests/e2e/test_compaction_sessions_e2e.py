@@ -177,7 +177,7 @@ def setup(peri: Peri, window: int, files: int, tokens: int) -> Reader:
 
 @pytest.mark.timeout(120)
 def test_one_prompt_and_36_reads_stay_under_the_window_without_a_full_summary(peri: Peri) -> None:
-    window = 32_000  # the extra-tool wrappers ride along (WebFetch is deferred)
+    window = 30_000
     reader = setup(peri, window, 36, 2_000)
     session = Session(peri, reader)
     session.turn("Read every module and report.", [f"module_{n}.py" for n in range(36)])

@@ -36,14 +36,25 @@ class MicroStep:
         self.config = config
         self.counter = counter
 
-    def worth_it(self, plan: MicroPlan, tokens: int, window: int) -> bool:
-        """A large step: pressure ends at most halfway between the low-water mark and the Micro
-        threshold. Every step rewrites the cached prefix from its first changed message (the
-        protected tail included), so small steps cost more than they save; measured in
-        bench/compaction_window.py."""
+    def large_step(self, window: int) -> int:
+        """Where a large step ends: halfway between the low-water mark and the Micro threshold."""
         cfg = self.config
         low = min(cfg.micro_low_water, cfg.micro_threshold)
-        return tokens - plan.freed <= int((low + cfg.micro_threshold) / 2 * window)
+        return int((low + cfg.micro_threshold) / 2 * window)
+
+    def worth_it(self, plan: MicroPlan, tokens: int, window: int) -> bool:
+        """Whether to commit `plan` at this pressure, before Full is considered.
+
+        Below the Full threshold only a large step is (pressure ends at `large_step`): every step
+        rewrites the cached prefix from its first changed message (the protected tail included),
+        so small steps cost more than they save; measured in bench/compaction_window.py. At or
+        above it, any plan that gets below the threshold is: a Micro step keeps every call and
+        the newest results as they were, where a summary would replace the whole history."""
+        after = tokens - plan.freed
+        full = int(self.config.full_threshold * window)
+        if tokens >= full:
+            return after < full
+        return after <= self.large_step(window)
 
     def plan(self, agent: CompactionContext, tokens: int, window: int) -> MicroPlan | None:
         """Directives that bring pressure down to the low-water mark (as far as protection
@@ -51,6 +62,8 @@ class MicroStep:
         cfg = self.config
         entries = agent.session.entries
         target = int(min(cfg.micro_low_water, cfg.micro_threshold) * window)
+        # Notes (the second level) are planned only as far as a large step needs.
+        must_free = tokens - self.large_step(window)
         already = {d.key for ds in active_directives(entries).values() for d in ds}
         directives = plan_micro(
             visible_entries(entries),
@@ -61,6 +74,7 @@ class MicroStep:
             turn_budget=int(cfg.protected_turns_budget * window),
             already=already,
             count=self.counter.count_text,
+            must_free=must_free,
         )
         if not directives:
             return None
