@@ -255,7 +255,7 @@ def test_one_prompt_and_100_reads_stay_under_the_window_without_a_full_summary(
     request holds 3,641 + 22 + 96 x 99 (9,504: every older call with its note) + 4 x 1,906
     (7,624: the protected newest results, whole) = ~20,800; each further call adds ~1,906, so the
     next step comes about four calls later and no request passes ~27,600. The floor grows by
-    ~99 tokens a call: a turn of about 190 calls would still fit before Full had to run.
+    ~99 tokens a call: (28,500 - 3,663 - 7,624) / 99, about 170 calls, would still fit before Full.
     """
     session = one_long_turn(peri, 100)
     last = results_of(session.calls[-1]["body"])
