@@ -10,6 +10,7 @@ from peri_cli.context.directives import (
     active_directives,
     dump_directives,
 )
+from peri_cli.context.levels import Levels, projection_levels
 from peri_cli.context.micro import plan_micro
 from peri_cli.context.notes import NOTE_MAX_TOKENS, input_summary, result_note
 from peri_cli.context.projection import project, render_message
@@ -118,3 +119,15 @@ def test_notes_read_back_from_the_record() -> None:
     recorded = with_directives(entries, notes)
     found = [d for ds in active_directives(recorded).values() for d in ds]
     assert [d.key for d in found] == [d.key for d in notes]
+
+
+def test_levels_count_each_level_and_measure_what_it_freed() -> None:
+    entries = long_turn(12)
+    cuts = plan(entries, 0)
+    assert projection_levels(entries, counter().count_message) == Levels()
+    one = projection_levels(with_directives(entries, cuts), counter().count_message)
+    assert one.cut == len(cuts) and one.notes == 0 and one.cut_freed > 0
+    notes = plan(entries, BIG, {d.key for d in cuts})[:3]
+    both = projection_levels(with_directives(entries, cuts, notes), counter().count_message)
+    assert (both.cut, both.notes) == (len(cuts) - 3, 3)
+    assert both.cut_freed == one.cut_freed and both.notes_freed > 0
