@@ -7,7 +7,8 @@ Read tool) against the loopback fake server with its Anthropic prompt-cache acco
 
 - `24 turns`: 24 user turns, each 4 Reads of ~1.2k-token files one after another, 24k window;
 - `50 turns`: the same for 50 turns;
-- `single turn`: one prompt, then 40 Reads of ~2k-token files, 30k window.
+- `single turn`: one prompt, then 40 Reads of ~2k-token files, 30k window;
+- `long turn`: one prompt, then 100 Reads of ~2k-token files, 30k window (issue 24: no Full).
 
 Each shape runs twice: compaction off (the window ignored: the baseline) and the default settings.
 Cost-weighted input sums, over every request (Full's summary requests included), uncached input +
@@ -67,8 +68,34 @@ SHAPES = {
     "24": Shape("24 turns x 4 Reads", 24, 4, 1200, 24_000, 0.42),
     "50": Shape("50 turns x 4 Reads", 50, 4, 1200, 24_000, 0.31),
     "single": Shape("single turn, 40 Reads", 1, 40, 2000, 30_000, 0.72),
+    # cost_model(100): 0.44 (and cost_model(40) gives the issue's 0.72)
+    "long": Shape("long turn, 100 Reads", 1, 100, 2000, 30_000, 0.44),
 }
-AIMS = {"24": (0.35, 0.90), "50": (0.30, 0.90), "single": (0.75, None)}
+AIMS = {"24": (0.35, 0.90), "50": (0.30, 0.90), "single": (0.75, None), "long": (0.75, None)}
+
+
+def cost_model(calls: int, whole: int = 1906, fixed: int = 3663, stub: int = 190) -> float:
+    """The issue's cost model for one turn of `calls` results: the best "keep the newest 3
+    results, project older ones to `stub` tokens in batches" policy, over every batch size,
+    against no compaction. Each projection rewrites the cache from the first changed message
+    (writes 1.25x), the rest is read (0.1x); the window is ignored. Sizes are server tokens."""
+
+    def cost(batch: int | None) -> float:
+        done, prev, total = 0, None, 0.0
+        for k in range(calls + 1):
+            first = None
+            if batch is not None and max(0, k - 3) - done >= batch:
+                first, done = done, k - 3
+            sizes = [stub if i < done else whole for i in range(k)]
+            if prev is None:
+                total += (fixed + sum(sizes)) * 1.25
+            else:
+                kept = fixed + sum(prev[: len(prev) if first is None else first])
+                total += (fixed + sum(sizes) - kept) * 1.25 + kept * 0.1
+            prev = sizes
+        return total
+
+    return min(cost(b) for b in range(1, calls + 1)) / cost(None)
 
 
 def source_file(n: int, tokens: int) -> str:

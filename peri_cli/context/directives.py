@@ -64,6 +64,20 @@ class ReplaceImage(_Directive):
         return f"replace_image:{self.message_id}:{self.tool_use_id or ''}:{self.index}"
 
 
+class NoteResult(_Directive):
+    """Show a one-line note instead of a whole tool result (Micro's second level, for results
+    already cut when cutting is not enough). The note is stored, not rebuilt, so the rendered
+    message stays byte-identical on every request and the cached prefix holds."""
+
+    kind: Literal["note_result"] = "note_result"
+    tool_use_id: str
+    note: str = Field(min_length=1)
+
+    @property
+    def key(self) -> str:
+        return f"note_result:{self.message_id}:{self.tool_use_id}"
+
+
 ATTACHED = "this attached text"
 ATTACHED_AGAIN = "read its source again if you need them"
 
@@ -94,7 +108,7 @@ class DropThinking(_Directive):
 
 
 Directive = Annotated[
-    TruncateResult | ElideInput | ReplaceImage | DropThinking | TruncateText,
+    TruncateResult | ElideInput | ReplaceImage | DropThinking | TruncateText | NoteResult,
     Field(discriminator="kind"),
 ]
 

@@ -19,11 +19,13 @@ from peri_cli.context.directives import (
     Directive,
     DropThinking,
     ElideInput,
+    NoteResult,
     ReplaceImage,
     TruncateResult,
     TruncateText,
 )
 from peri_cli.context.estimate import IMAGE_TOKENS_MAX, estimate_tokens
+from peri_cli.context.notes import NoteCandidate, plan_notes, result_note
 from peri_cli.context.textcut import cut_middle
 from peri_cli.session.transcript import MessageEntry
 from peri_cli.session.turns import is_human_turn, origin_of
@@ -142,6 +144,9 @@ class Unit:
     candidates: list[tuple[Directive, int]] = field(default_factory=list)
     is_result: bool = False
     is_thinking: bool = False
+    tool: str = ""
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    note: NoteCandidate | None = None  # the second level, for a result
 
 
 def _text_candidate(
@@ -159,12 +164,25 @@ def _add_result(
 ) -> None:
     text = part.text
     unit.is_result = True
-    unit.size += count(text)
+    whole = count(text)
+    unit.size += whole
+    cut = whole
+    d = TruncateResult(
+        message_id=mid, tool_use_id=part.tool_use_id, head=keep_chars, tail=keep_chars
+    )
     if len(text) > 2 * keep_chars + MIN_CUT_CHARS:
-        d = TruncateResult(
-            message_id=mid, tool_use_id=part.tool_use_id, head=keep_chars, tail=keep_chars
-        )
-        unit.candidates.append((d, count(text) - count(cut_middle(text, keep_chars, keep_chars))))
+        cut = count(cut_middle(text, keep_chars, keep_chars))
+        unit.candidates.append((d, whole - cut))
+    note = result_note(unit.tool or "tool", unit.tool_input, text, mid, count)
+    spent = count(note)
+    images = IMAGE_TOKENS_MAX * sum(isinstance(item, ImagePart) for item in part.content)
+    unit.note = NoteCandidate(
+        key=unit.key,
+        directive=NoteResult(message_id=mid, tool_use_id=part.tool_use_id, note=note),
+        from_whole=whole + images - spent,
+        from_cut=cut - spent,
+        cut_key=d.key,
+    )
     for j, item in enumerate(part.content):
         if isinstance(item, ImagePart):
             placeholder = _image_placeholder(item)
@@ -209,6 +227,7 @@ def collect_units(
             elif isinstance(part, ToolUsePart):
                 u = unit(f"call:{part.id}", index)
                 u.size += count(_json(part.input))
+                u.tool, u.tool_input = part.name, part.input
                 directive, new = _plan_input(mid, part, keep_chars)
                 if directive is not None:
                     u.candidates.append((directive, count(_json(part.input)) - count(_json(new))))
@@ -274,6 +293,7 @@ def plan_micro(
     turn_budget: int | None = None,
     already: Collection[str] = (),
     count: Callable[[str], int] = estimate_tokens,
+    must_free: int = 0,
 ) -> list[Directive]:
     """Pure: directives that free about `need_to_free` tokens, oldest unprojected units first.
 
@@ -284,6 +304,9 @@ def plan_micro(
     placeholders; reasoning blocks are dropped whole. Parts are never removed from a
     tool_use/tool_result pair, so pairing always holds. `already` holds the keys of directives in
     force, which are skipped.
+
+    When all that frees less than `must_free`, unprotected results (cut ones included) become
+    one-line notes, oldest first, until it does (`notes.plan_notes`).
     """
     if need_to_free <= 0:
         return []
@@ -295,7 +318,7 @@ def plan_micro(
         keep_turns=keep_turns,
         turn_budget=turn_budget,
     )
-    planned: list[Directive] = []
+    planned: list[tuple[Directive, int]] = []
     freed = 0
     for u in units:
         if u.key in keep:
@@ -303,8 +326,11 @@ def plan_micro(
         for directive, saving in u.candidates:
             if directive.key in already or saving < MIN_SAVING_TOKENS:
                 continue
-            planned.append(directive)
+            planned.append((directive, saving))
             freed += saving
         if freed >= need_to_free:
             break
-    return planned
+    if freed < must_free:
+        notes = [u.note for u in units if u.note is not None and u.key not in keep]
+        plan_notes(notes, planned, already=already, freed=freed, must_free=must_free)
+    return [d for d, _ in planned]

@@ -27,6 +27,7 @@ from peri_cli.context.directives import (
     Directive,
     DropThinking,
     ElideInput,
+    NoteResult,
     ReplaceImage,
     TruncateResult,
     TruncateText,
@@ -91,6 +92,7 @@ class _ByTarget:
     result_images: dict[str, dict[int, ReplaceImage]] = field(default_factory=dict)
     truncs: dict[str, TruncateResult] = field(default_factory=dict)
     elides: dict[str, ElideInput] = field(default_factory=dict)
+    notes: dict[str, NoteResult] = field(default_factory=dict)
 
     @classmethod
     def of(cls, directives: Sequence[Directive]) -> _ByTarget:
@@ -107,6 +109,8 @@ class _ByTarget:
                 t.truncs[d.tool_use_id] = d
             elif isinstance(d, TruncateText):
                 t.texts[d.index] = d
+            elif isinstance(d, NoteResult):
+                t.notes[d.tool_use_id] = d
             else:
                 t.elides[d.tool_use_id] = d
         return t
@@ -121,6 +125,12 @@ class _ByTarget:
             t = self.texts[i]
             cut = cut_middle(part.text, t.head, t.tail, what=ATTACHED, again=ATTACHED_AGAIN)
             return part if cut == part.text else TextPart(text=cut)
+        if isinstance(part, ToolResultPart) and part.tool_use_id in self.notes:
+            # the second level wins over the first: the note replaces the cut text and images
+            note = TextPart(text=self.notes[part.tool_use_id].note)
+            return ToolResultPart(
+                tool_use_id=part.tool_use_id, content=[note], is_error=part.is_error
+            )
         if isinstance(part, ToolResultPart) and (
             part.tool_use_id in self.truncs or part.tool_use_id in self.result_images
         ):

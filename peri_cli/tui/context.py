@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from peri_cli.agent.loop import Agent
 from peri_cli.base.provider import ModelRequest
+from peri_cli.context.levels import Levels
 from peri_cli.context.tokens import TokenCounter
 
 GUIDE_HEADING = "# Project guide"
@@ -29,6 +30,8 @@ class ContextReport:
     # after the first (None: no cache figures reported).
     stable_share: float | None = None
     stable_requests: int = 0
+    # What Micro's two levels (results cut, results as notes) hold in the view and freed.
+    levels: Levels | None = None
 
     @property
     def total(self) -> int:
@@ -67,6 +70,7 @@ def report(request: ModelRequest, counter: TokenCounter, window: int) -> Context
 
 
 def agent_report(agent: Agent, counter: TokenCounter, window: int) -> ContextReport:
+    from peri_cli.context.levels import projection_levels
     from peri_cli.context.pressure import stable_prefix_share
 
     share = stable_prefix_share(agent.session.entries)
@@ -74,6 +78,7 @@ def agent_report(agent: Agent, counter: TokenCounter, window: int) -> ContextRep
         report(agent.build_request(), counter, window),
         stable_share=share.share,
         stable_requests=share.requests,
+        levels=projection_levels(agent.session.entries, counter.count_message),
     )
 
 

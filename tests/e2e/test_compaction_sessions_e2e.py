@@ -21,6 +21,7 @@ from peri_cli.base.messages import (
 )
 from peri_cli.context.micro import COMPACTION_ORIGINS
 from peri_cli.context.projection import project
+from peri_cli.context.tokens import TokenCounter
 from peri_cli.providers.anthropic.request import convert_messages
 from peri_cli.session.transcript import Entry, MessageEntry, dump_entry
 from peri_cli.session.transcript_file import load
@@ -29,6 +30,7 @@ from tests.e2e.conftest import Peri
 from tests.fakeserver import PromptCache
 
 MARKER = "cut by context compaction"
+NOTE = "moved out of view by context compaction"
 FACT = "The release codename is TANGERINE-42."
 SUMMARY = (
     "<summary>Goal: read the modules one by one and report on them. Done: the modules so far. "
@@ -175,24 +177,89 @@ def setup(peri: Peri, window: int, files: int, tokens: int) -> Reader:
     return reader
 
 
-@pytest.mark.timeout(120)
-def test_one_prompt_and_36_reads_stay_under_the_window_without_a_full_summary(peri: Peri) -> None:
-    window = 32_000  # the extra-tool wrappers ride along (WebFetch is deferred)
-    reader = setup(peri, window, 36, 2_000)
+def call_tokens(call: dict[str, Any]) -> int:
+    """All of a request's input, as the fake server counted it."""
+    u = call["usage"]
+    return u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+
+
+def originals_by_file(peri: Peri, session_id: str) -> dict[str, str]:
+    """The text of every Read result in the transcript, by the file it read."""
+    record = load(peri.transcript(session_id)).entries
+    paths: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    for e in record:
+        if isinstance(e, MessageEntry):
+            for use in e.message.tool_uses:
+                paths[use.id] = str(use.input.get("file_path"))
+            for result in e.message.tool_results:
+                texts[paths[result.tool_use_id]] = result.text
+    return texts
+
+
+def one_long_turn(peri: Peri, reads: int) -> Session:
+    """One prompt, then `reads` Reads of ~2k-token files one after another, in a 30,000 window;
+    checks what every long turn must hold and returns the session for more."""
+    window = 30_000
+    reader = setup(peri, window, reads, 2_000)
     session = Session(peri, reader)
-    session.turn("Read every module and report.", [f"module_{n}.py" for n in range(36)])
-    assert len(session.calls) == 37
+    session.turn("Read every module and report.", [f"module_{n}.py" for n in range(reads)])
+    assert len(session.calls) == reads + 1
     assert not [e for e in session.events if e["strategy"] in ("full", "failed")]
     micro = [e for e in session.events if e["strategy"] == "micro"]
     assert micro, session.events
-    assert session.largest() < window
+    sizes = [call_tokens(c) for c in session.calls]
+    print(f"{reads} reads: first request {sizes[0]:,}, largest {max(sizes):,} tokens")
+    assert max(sizes) < window  # every request, as the server counted it
     last = results_of(session.calls[-1]["body"])
-    assert len(last) == 36
-    assert MARKER not in last[-1] and "def handler_35_" in last[-1]  # the newest whole
-    assert all(MARKER in r for r in last[:20])  # older ones shortened, oldest first
+    assert len(last) == reads  # every call is still there, each with its result
+    newest = f"def handler_{reads - 1}_"
+    assert MARKER not in last[-1] and NOTE not in last[-1] and newest in last[-1]
+    # The older results are shortened: notes (oldest), then cut stubs, then the newest whole.
+    kinds = ["note" if NOTE in r else "cut" if MARKER in r else "whole" for r in last]
+    assert kinds == sorted(kinds, key=["note", "cut", "whole"].index), kinds
+    assert kinds[-3:] == ["whole"] * 3, kinds  # the newest three are protected
+    counter = TokenCounter(encoding_path=None)
+    for n, (kind, text) in enumerate(zip(kinds, last, strict=True)):
+        if kind == "note":
+            assert f"Read(module_{n}.py)" in text and counter.count_text(text) <= 40, text
     for event in micro:  # each says what it freed and how much of the cached prefix changed
         assert event["tokens_after"] < event["tokens_before"]
         assert "freed" in event["detail"] and "prefix changed" in event["detail"]
+    # The transcript keeps the original text of every result.
+    assert session.session_id is not None
+    originals = originals_by_file(peri, session.session_id)
+    for n in range(reads):
+        lines = module_text(n, 2_000).splitlines()
+        assert all(line in originals[f"module_{n}.py"] for line in lines), n
+    return session
+
+
+@pytest.mark.timeout(120)
+def test_one_prompt_and_36_reads_stay_under_the_window_without_a_full_summary(peri: Peri) -> None:
+    session = one_long_turn(peri, 36)
+    last = results_of(session.calls[-1]["body"])
+    assert all(MARKER in r or NOTE in r for r in last[:20])  # older ones shortened
+
+
+@pytest.mark.timeout(300)
+def test_one_prompt_and_100_reads_stay_under_the_window_without_a_full_summary(
+    peri: Peri,
+) -> None:
+    """A turn of 100 calls fits a 30,000-token window with no summary.
+
+    The arithmetic, in the fake server's tokens (JSON characters / 4), from this test's last
+    request: the fixed part (system prompt, tool schemas, request fields) is 3,641 tokens, the
+    prompt 22. A Read of a ~2k-token file costs ~1,906 tokens whole (call and result), ~99 as a
+    call beside its one-line note. After a Micro step at the Full threshold (95% = 28,500) the
+    request holds 3,641 + 22 + 96 x 99 (9,504: every older call with its note) + 4 x 1,906
+    (7,624: the protected newest results, whole) = ~20,800; each further call adds ~1,906, so the
+    next step comes about four calls later and no request passes ~27,600. The floor grows by
+    ~99 tokens a call: (28,500 - 3,663 - 7,624) / 99, about 170 calls, would still fit before Full.
+    """
+    session = one_long_turn(peri, 100)
+    last = results_of(session.calls[-1]["body"])
+    assert sum(NOTE in r for r in last) >= 80  # most of the turn is notes by now
 
 
 @pytest.mark.timeout(300)

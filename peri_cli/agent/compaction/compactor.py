@@ -72,7 +72,9 @@ class Compactor:
         plan = micro.plan(agent, tokens, window) if sample.ratio >= cfg.micro_threshold else None
         # Micro when it takes a large step (to below the middle of the low-water mark and its
         # threshold), or as far as it can when automatic Full is off. A small step would move the
-        # cached prefix again on the next request or two; instead, wait for the Full threshold.
+        # cached prefix again on the next request or two; instead, wait for the Full threshold,
+        # where inside one long turn any step that gets under it comes before a summary
+        # (`MicroStep.worth_it`).
         if plan is not None and (not auto_full or micro.worth_it(plan, tokens, window)):
             compacted = micro.commit(agent, plan, tokens)
             tokens = compacted.tokens_after if compacted.tokens_after is not None else tokens

@@ -62,6 +62,18 @@ def stable_line(report: ContextReport) -> str | None:
     )
 
 
+def levels_line(report: ContextReport) -> str | None:
+    """Micro's two levels in the view, and what each freed; None before Micro has acted."""
+    lv = report.levels
+    if lv is None or not lv.any:
+        return None
+    return (
+        f"Micro: {lv.cut:,} result{'s' if lv.cut != 1 else ''} cut to head and tail "
+        f"(freed {tokens(lv.cut_freed)}) · {lv.notes:,} as one-line notes "
+        f"(freed {tokens(lv.notes_freed)} more); the originals stay in the transcript"
+    )
+
+
 class ContextView(ModalScreen[None]):
     DEFAULT_CSS = """
     ContextView { align: center middle; }
@@ -99,9 +111,9 @@ class ContextView(ModalScreen[None]):
             )
             yield Static(render_bar(r), classes="gap")
             yield Static(render_table(r), classes="gap")
-            line = stable_line(r)
-            if line is not None:
-                yield Static(line, classes="gap")
+            for line in (stable_line(r), levels_line(r)):
+                if line is not None:
+                    yield Static(line, classes="gap")
             yield Static(
                 "Counts are estimates of the next request (o200k tokenizer, calibrated). "
                 "/compact frees context now; /clear empties the visible history. Esc closes.",
