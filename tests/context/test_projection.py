@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import statistics
-import time
 import unicodedata
 from collections.abc import Sequence
 
@@ -308,7 +306,8 @@ def test_validator_checks_signed_thinking_against_the_originals() -> None:
 # --- speed -------------------------------------------------------------------------------------
 
 
-def test_project_is_fast_for_a_thousand_messages() -> None:
+def test_project_renders_a_thousand_messages_with_200_directives() -> None:
+    """Speed is bench/request_build.py's to measure; here: every directive lands."""
     entries: list[Entry] = []
     directives: list[TruncateResult] = []
     for i in range(250):
@@ -323,15 +322,10 @@ def test_project_is_fast_for_a_thousand_messages() -> None:
             )
     for k in range(0, len(directives), 20):  # directives arrive in many entries over time
         entries.append(ProjectionEntry(directives=dump_directives(directives[k : k + 20])))
-    assert len(project(entries)) == 1000
-    times = []
-    for _ in range(15):
-        start = time.perf_counter()
-        project(entries)
-        times.append(time.perf_counter() - start)
-    median = statistics.median(times)
-    print(f"project(): {median * 1000:.2f} ms for 1,000 messages with 200 directives")
-    assert median < 0.025  # target < 10 ms; generous here for slow CI machines
+    view = project(entries)
+    assert len(view) == 1000
+    cut = [m for m in view if m.tool_results and len(m.tool_results[0].content[0].text) < 2000]
+    assert len(cut) == 200  # the 200 directed results are cut, the 50 newest stay whole
 
 
 # --- properties --------------------------------------------------------------------------------
