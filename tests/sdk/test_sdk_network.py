@@ -76,7 +76,9 @@ async def test_a_new_domain_asks_can_use_tool_and_allow_lets_it_through(
     assert json.loads(local.read_text())["sandbox"]["network"]["allowedDomains"] == ["localhost"]
 
 
-async def test_a_denied_domain_stays_out(server: FakeServer, tmp_path: Path, page_port: int) -> None:
+async def test_a_denied_domain_stays_out(
+    server: FakeServer, tmp_path: Path, page_port: int
+) -> None:
     async def ask(name: str, tool_input: dict[str, Any], ctx: PermissionContext) -> Allow | Deny:
         return Deny("not that")
 
