@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 from pathlib import Path
 from types import TracebackType
 from typing import NoReturn
@@ -52,24 +53,25 @@ class DomainProxy:
         self._server: asyncio.Server | None = None
         self._clients: set[asyncio.Task[None]] = set()
 
-    async def start(self) -> None:
-        self.socket_path.unlink(missing_ok=True)  # a socket left by a proxy that was killed
-        old = os.umask(0o177)  # created 0600: only this user's processes may connect
-        try:
-            self._server = await asyncio.start_unix_server(
-                self._accept, path=str(self.socket_path), limit=httphead.MAX_HEAD
-            )
-        finally:
-            os.umask(old)
+    async def start(self, sock: socket.socket | None = None) -> None:
+        """Serve at `socket_path`, or on `sock`: a socket already listening there (`listen`)."""
+        sock = sock or listen(self.socket_path)
+        self._server = await asyncio.start_unix_server(
+            self._accept, sock=sock, limit=httphead.MAX_HEAD
+        )
 
-    async def close(self) -> None:
+    def shut(self) -> None:
+        """Stop serving and cancel the connections (on the proxy's loop; `close` awaits them)."""
         if self._server is not None:
             self._server.close()
             self._server = None
         for task in list(self._clients):
             task.cancel()
-        await asyncio.gather(*self._clients, return_exceptions=True)
         self.socket_path.unlink(missing_ok=True)
+
+    async def close(self) -> None:
+        self.shut()
+        await asyncio.gather(*self._clients, return_exceptions=True)
 
     async def __aenter__(self) -> DomainProxy:
         await self.start()
@@ -123,6 +125,24 @@ class DomainProxy:
             await _relay(reader, writer, upstream_reader, upstream)
         finally:
             upstream.close()
+
+
+def listen(path: Path) -> socket.socket:
+    """A Unix socket listening at `path` (mode 0600: only this user's processes may connect),
+    replacing a socket a killed proxy left there."""
+    path.unlink(missing_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+        sock.listen(MAX_CLIENTS)
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        os.umask(old)
+    sock.setblocking(False)
+    return sock
 
 
 async def _socks_target(

@@ -20,9 +20,16 @@ from peri_cli.sandbox import bwrap
 class BwrapSandbox:
     """Runs command lines under `policy` with bubblewrap."""
 
-    def __init__(self, policy: SandboxPolicy, excluded: Callable[[str], bool]) -> None:
+    def __init__(
+        self,
+        policy: SandboxPolicy,
+        excluded: Callable[[str], bool],
+        *,
+        before: Callable[[], None] = lambda: None,
+    ) -> None:
         self.policy = policy
         self._excluded = excluded
+        self._before = before  # as a command starts, on its event loop (the proxy serves)
         self._lock = threading.Lock()
         self._running = 0
         self._created: set[Path] = set()
@@ -34,6 +41,7 @@ class BwrapSandbox:
 
     def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> SandboxedCommand:
         plan = bwrap.build(self.policy, argv, dict(env), cwd, empty_dir=self._empty)
+        self._before()
         with self._lock:
             self._running += 1
             self._created.update(plan.created)

@@ -22,6 +22,7 @@ from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.composed import Runtime
 from peri_cli.sdk.events import Event, ResultEvent
 from peri_cli.sdk.history import replay
+from peri_cli.sdk.netasking import network_ask
 from peri_cli.sdk.options import PeriOptions
 from peri_cli.sdk.runtime import RunSpec, build_from_spec, mcp_layers
 from peri_cli.sdk.turn import PromptRun, watch_mcp
@@ -106,6 +107,8 @@ class PeriClient:
         agent = self.runtime.agent
         assert agent is not None
         self._asker = Asker(self.options.can_use_tool, agent.policy, self.session_id)
+        # a sandboxed command's new domain: can_use_tool("Network", {"domain": ...}) or denied
+        self.runtime.network_asker = network_ask(self.options.can_use_tool, self.session_id)
 
     @property
     def session_id(self) -> str:

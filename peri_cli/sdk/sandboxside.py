@@ -11,16 +11,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from peri_cli.agent.host import StartupError
+from peri_cli.base.events import PermissionRequested
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.settings_sandbox import SandboxSettings, merge_sandbox
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import CommandSandbox
 from peri_cli.permissions.call_facts import RuleContext
 from peri_cli.permissions.rule_sources import RuleSet
-from peri_cli.permissions.rulefile import RuleFileError
+from peri_cli.permissions.rulefile import LOCAL_SETTINGS_FILE, RuleFileError
 from peri_cli.permissions.sandbox_file import SWITCHES, write_switch
 from peri_cli.permissions.sandbox_policy import SandboxPlaces, SandboxPolicy, build_policy
 from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
+from peri_cli.sandbox.allowlist import add_allowed_domain
+from peri_cli.sandbox.asking import ask_through_events
+from peri_cli.sandbox.gate import Answer, Ask
+from peri_cli.sandbox.netside import SOCKET_NAME, SessionNetwork
 from peri_cli.sandbox.probe import Availability, probe
 from peri_cli.sandbox.runner import BwrapSandbox
 
@@ -65,7 +70,11 @@ class SandboxSide:
     _sandbox_runner: BwrapSandbox | None = None
     _sandbox_tmp: Path | None = None
     _sandbox_told = False
-    start_proxy: ProxyStarter | None = None  # the network side's seam (sandbox/proxy)
+    start_proxy: ProxyStarter | None = None  # replaces the session's own proxy (`_start_network`)
+    _network: SessionNetwork | None = None
+    # Who answers a new domain (the face sets it: `network_ask`, `ask_network_through`); None:
+    # denied unless allowed, as headless.
+    network_asker: Ask | None = None
 
     def check_sandbox(self) -> None:
         """Read the settings and check availability; StartupError when it is required and cannot
@@ -113,12 +122,46 @@ class SandboxSide:
                 self.workspace, home, self.peri_home, self._sandbox_tmp, self.env
             )
             policy = build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
-            if self.start_proxy is not None and probe().socat:
-                policy = policy.with_proxy(self.start_proxy(policy))
+            if probe().socat:
+                policy = policy.with_proxy((self.start_proxy or self._start_network)(policy))
             gate = self.sandbox_gate()
             context = RuleContext(self.workspace, self.trusted, home)
-            self._sandbox_runner = BwrapSandbox(policy, lambda c: gate.is_excluded(c, context))
+            network = self._network
+            self._sandbox_runner = BwrapSandbox(
+                policy,
+                lambda c: gate.is_excluded(c, context),
+                before=network.serve if network is not None else lambda: None,
+            )
         return self._sandbox_runner
+
+    def _start_network(self, policy: SandboxPolicy) -> Path | None:
+        """The session's domain proxy, on a private socket in its temporary directory."""
+        assert self._sandbox_tmp is not None
+        try:
+            self._network = SessionNetwork(
+                self._sandbox_tmp / SOCKET_NAME,
+                policy.domains,
+                policy.denied_domains,
+                ask=self._ask_domain,
+                remember=self._remember_domain,
+            )
+        except OSError as e:
+            self.warnings.append(f"sandbox: no network inside, the proxy cannot start: {e}")
+            return None
+        return self._network.socket_path
+
+    async def _ask_domain(self, domain: str) -> Answer:
+        ask = self.network_asker
+        return "deny" if ask is None else await ask(domain)
+
+    def _remember_domain(self, domain: str) -> None:
+        """ "Always": the workspace's local settings (`sandbox.network.allowedDomains`)."""
+        add_allowed_domain(self.workspace / ".peri" / LOCAL_SETTINGS_FILE, domain)
+
+    def ask_network_through(self, emit: Callable[[PermissionRequested], None]) -> None:
+        """A face that answers events (the TUI): each new domain is a `PermissionRequested`
+        for the tool "Network" handed to `emit`, answered through its future."""
+        self.network_asker = ask_through_events(emit)
 
     def sandbox_status(self) -> list[str]:
         """What `/sandbox` shows: on or off, the dependencies, the resolved paths and domains."""
@@ -156,6 +199,9 @@ class SandboxSide:
         return f"sandbox.{key} is now {str(value).lower()} (saved to {path})"
 
     def close_sandbox(self) -> None:
+        if self._network is not None:
+            self._network.close()
+            self._network = None
         if self._sandbox_runner is not None:
             self._sandbox_runner.close()
             self._sandbox_runner = None

@@ -189,6 +189,7 @@ class PeriApp(App[int]):
 
     def _attached(self, runtime: SessionHost) -> None:
         self.keys.attached(runtime)
+        approvals_ui.listen_network(self, runtime)  # the sandbox's questions about domains
 
     # the port's acts (`ports.AppPort`), carried out by the parts
 

@@ -24,10 +24,31 @@ if TYPE_CHECKING:
     from peri_cli.base.events import PermissionAnswer
 
 _DIFF_TEXT_KEYS = frozenset({"file_path", "content", "old_string", "new_string"})
+NETWORK = "Network"  # the sandbox's proxy asking about a new domain (`{"domain": ...}`)
+NETWORK_SAVED_TO = "sandbox.network.allowedDomains in .peri/settings.local.json"
+
+
+def network_domain(tool: str, tool_input: dict[str, Any]) -> str | None:
+    """The domain a sandboxed command wants to reach, when this is the proxy's question."""
+    domain = tool_input.get("domain")
+    return domain if tool == NETWORK and isinstance(domain, str) else None
+
+
+def subject(tool: str, tool_input: dict[str, Any]) -> Content:
+    """What "Allow …?" asks about: the tool, or the domain a sandboxed command wants."""
+    domain = network_domain(tool, tool_input)
+    if domain is None:
+        return plain(tool)
+    return Content.assemble("a sandboxed command to reach ", plain(domain, "bold"))
 
 
 def approval_body(tool: str, tool_input: dict[str, Any], workspace: Path | None) -> Content:
     """The whole call, one logical line per line of what it would run or write."""
+    domain = network_domain(tool, tool_input)
+    if domain is not None:
+        return Content.assemble(
+            "A sandboxed command wants to reach ", plain(domain, "bold"), " (through the proxy)"
+        )
     lines: list[Content] = []
     command = tool_input.get("command")
     diff = diff_for(tool, tool_input)
@@ -102,9 +123,16 @@ def rules_text(suggestions: Sequence[str]) -> str:
     return ", ".join(suggestions)
 
 
-def choices_for(suggestions: Sequence[str]) -> list[Choice]:
+def choices_for(suggestions: Sequence[str], tool: str = "") -> list[Choice]:
     """Allow once; allow the suggested rules for the session or always in this project (only
-    when there are rules to offer); deny; deny with a note."""
+    when there are rules to offer); deny; deny with a note. A domain: once, always, deny."""
+    if tool == NETWORK:
+        domains = rules_text(suggestions) or "it"
+        return [
+            Choice("allow", "Allow once (this session)", "y"),
+            Choice("allow_project", f"Always allow {domains} (saved to {NETWORK_SAVED_TO})", "p"),
+            Choice("deny", "Deny", "n"),
+        ]
     out = [Choice("allow", "Allow once", "y")]
     if suggestions:
         rules = rules_text(suggestions)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import Footer
 
 if TYPE_CHECKING:
+    from peri_cli.base.events import PermissionRequested
     from peri_cli.tui.ports import AppPort
     from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 
@@ -54,3 +55,23 @@ def fit(app: AppPort) -> None:
     )
     others += app.agent_strip.wanted_height  # (its size may not be laid out yet)
     prompt.fit(app.size.height - others - MIN_CONVERSATION - prompt.styles.margin.height)
+
+
+def listen_network(app: AppPort, runtime: object) -> None:
+    """The sandbox's questions about new domains come as `PermissionRequested` events ("Network")
+    at any moment of a turn: each goes to the approval dock like a tool's."""
+    hook = getattr(runtime, "ask_network_through", None)
+    if callable(hook):
+        hook(lambda event: app.run_worker(_ask_network(app, event), group="network"))
+
+
+async def _ask_network(app: AppPort, event: PermissionRequested) -> None:
+    from peri_cli.tui.bridge import make_prompt
+
+    if app.quitting:
+        if not event.future.done():
+            event.future.set_result("deny")  # nothing left to ask on
+        return
+    prompt = make_prompt(event, app.runtime.workspace)
+    await app.approvals.ask(prompt)
+    app.offer_approval(prompt)

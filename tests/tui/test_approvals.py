@@ -155,3 +155,14 @@ async def test_the_approval_neither_breaks_nor_lies(tmp_path: Path, command: str
         await until(pilot, lambda: not app.busy)
         assert app.is_running and not (runtime.workspace / "PWNED").exists()
     runtime.close()
+
+
+def test_a_network_question_offers_once_always_deny() -> None:
+    from peri_cli.tui.approval import approval_body, choices_for, subject
+
+    choices = choices_for(["localhost"], "Network")
+    assert [c.answer for c in choices] == ["allow", "allow_project", "deny"]
+    assert "sandbox.network.allowedDomains in .peri/settings.local.json" in choices[1].label
+    body = approval_body("Network", {"domain": "[evil]"}, None).plain
+    assert body.startswith("A sandboxed command wants to reach [evil]")
+    assert subject("Network", {"domain": "x.test"}).plain == "a sandboxed command to reach x.test"

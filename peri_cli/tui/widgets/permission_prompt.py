@@ -29,6 +29,7 @@ from peri_cli.tui.approval import (
     choices_for,
     line_count,
     record_text,
+    subject,
 )
 from peri_cli.tui.format import plain
 
@@ -116,7 +117,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.future = future
         self.request = request
         self.suggestions = list(request.suggestions) if request is not None else []
-        self.options: list[Choice] = choices_for(self.suggestions)
+        self.options: list[Choice] = choices_for(self.suggestions, tool)
         self.answer: PermissionAnswer | None = None
         self.note = ""
         self.answered = False
@@ -206,7 +207,10 @@ class PermissionPrompt(Vertical, can_focus=True):
             else ("↑↓ Enter · Esc denies")
         )
         return Content.assemble(
-            "Allow ", plain(self.tool), f"? 1–{len(self.options)}", (f"  {keys}", "not bold dim")
+            "Allow ",
+            subject(self.tool, self.tool_input),
+            f"? 1–{len(self.options)}",
+            (f"  {keys}", "not bold dim"),
         )
 
     def watch_selected(self) -> None:

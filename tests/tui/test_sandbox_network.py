@@ -1,0 +1,84 @@
+"""The sandbox's question about a new domain in the TUI: a sandboxed command's connection shows
+the ordinary approval (which domain, once / always / deny); "always" lets it through and writes
+the domain to `.peri/settings.local.json`."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
+from peri_cli.sandbox.probe import probe
+from peri_cli.tui.app import PeriApp
+
+from .harness import FIXED_NOW, screen_text, send, until
+from .test_extension_commands import SIZE, builder, ready, requests, user_settings
+
+pytestmark = [
+    pytest.mark.skipif(not probe().available, reason=probe().why_not),
+    pytest.mark.skipif(shutil.which("socat") is None, reason="socat is not installed"),
+]
+PAGE = b"served on the host\n"
+
+
+class _Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def page_port() -> Iterator[int]:
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield httpd.server_address[1]
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    monkeypatch.chdir(path)  # `peri` runs in the workspace
+    return path
+
+
+async def test_the_network_question_is_shown_and_always_saves_the_domain(
+    ws: Path, tmp_path: Path, page_port: int
+) -> None:
+    user_settings(tmp_path, sandbox={"enabled": True})
+    command = f"curl -s --max-time 20 http://localhost:{page_port}/"
+    replies = [
+        ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": command})]),
+        ScriptedReply(text="fetched"),
+    ]
+    app = PeriApp(builder(tmp_path, replies=replies), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "get the page", wait=False)
+        question = "Allow a sandboxed command to reach localhost?"
+        await until(pilot, lambda: question in screen_text(app), what="the network question")
+        screen = screen_text(app)
+        assert "A sandboxed command wants to reach localhost" in screen, screen
+        assert "Allow once" in screen and "Always allow localhost" in screen, screen
+        assert "sandbox.network.allowedDomains in .peri/settings.local.json" in screen, screen
+        await pilot.press("p")
+        await until(pilot, lambda: len(requests(app)) >= 2 and not app.busy, what="the turn")
+        local = json.loads((ws / ".peri" / "settings.local.json").read_text())
+        assert local["sandbox"]["network"]["allowedDomains"] == ["localhost"]
+        sent = json.dumps([m.model_dump() for m in requests(app)[-1].messages], default=str)
+        assert PAGE.decode().strip() in sent, sent
