@@ -106,7 +106,11 @@ class CompactEvent(_EventBase):
 
 
 class ResultEvent(_EventBase):
-    """The last event of a prompt: what `--output-format json` prints (CONTRACT.md §2)."""
+    """The last event of a prompt: what `--output-format json` prints (CONTRACT.md §2).
+
+    `stop_reason`: why the model's last reply ended (`end_turn`, `tool_use`, `max_tokens`,
+    `stop_sequence`, `refusal`, `other`; None when no reply came), for a program to read; it is
+    not part of the line, so `peri -p` prints what it always printed."""
 
     type: Literal["result"] = "result"
     session_id: str
@@ -117,6 +121,7 @@ class ResultEvent(_EventBase):
     permission_denials: list[dict[str, Any]]
     stable_prefix_share: float | None = None
     error: str | None = None
+    stop_reason: str | None = Field(default=None, exclude=True)
 
     @classmethod
     def failure(cls, session_id: str, message: str) -> ResultEvent:

@@ -49,13 +49,15 @@ class Translator:
         self.result = ""
         self.turns = 0
         self.error: str | None = None
+        self.stop_reason: str | None = None  # of the main agent's last reply
         self._announced: set[str] = set()  # tool_use ids whose `tool_use` event was sent
         self._inputs: dict[str, dict[str, Any]] = {}  # of the current reply's tool calls
 
     def event(self, event: CoreEvent) -> list[Event]:
         match event:
-            case AssistantMessage(message=message, usage=usage):
+            case AssistantMessage(message=message, usage=usage, stop_reason=stop):
                 self.turns += 1
+                self.stop_reason = stop
                 self._inputs = {u.id: dict(u.input) for u in message.tool_uses}
                 if message.text:
                     self.result = message.text
@@ -167,7 +169,7 @@ class Translator:
         }
         if self.error is not None:
             fields["error"] = self.error
-        return ResultEvent(**fields)
+        return ResultEvent(**fields, stop_reason=self.stop_reason)
 
 
 def compact_event(event: Compacted | CompactFailed | CompactWarning) -> CompactEvent:
