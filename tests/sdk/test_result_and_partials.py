@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.sdk import ResultEvent, query
+from peri_cli.sdk import PeriClient, PeriError, PeriOptions, ResultEvent, query
 from tests.fakeserver import FakeServer
 from tests.sdk.conftest import options_for
 
@@ -25,3 +25,17 @@ async def test_the_result_carries_the_models_stop_reason_off_its_line(
     assert "stop_reason" not in json.loads(result.to_json())
     assert "stop_reason" not in result.to_dict()
 
+
+async def test_listing_models_without_a_key_keeps_the_credentials_problem(tmp_path: Path) -> None:
+    options = PeriOptions(
+        cwd=tmp_path,
+        peri_home=tmp_path / ".peri",
+        provider="anthropic",
+        env={"HOME": str(tmp_path), "ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""},
+    )
+    async with PeriClient(options) as client:
+        assert "ANTHROPIC_API_KEY" in (client.credentials_problem or "")
+        await client.list_models()  # an editor's session/new asks for the model option
+        assert "ANTHROPIC_API_KEY" in (client.credentials_problem or "")
+        with pytest.raises(PeriError, match="ANTHROPIC_API_KEY"):
+            await client.send("hi")
