@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from peri_cli.sdk import PeriClient, PeriError, PeriOptions, ResultEvent, query
+from peri_cli.sdk import (
+    PeriClient,
+    PeriError,
+    PeriOptions,
+    ResultEvent,
+    SubagentEvent,
+    ToolProgressEvent,
+    ToolUseEvent,
+    query,
+)
 from tests.fakeserver import FakeServer
 from tests.sdk.conftest import options_for
 
@@ -39,3 +48,37 @@ async def test_listing_models_without_a_key_keeps_the_credentials_problem(tmp_pa
         assert "ANTHROPIC_API_KEY" in (client.credentials_problem or "")
         with pytest.raises(PeriError, match="ANTHROPIC_API_KEY"):
             await client.send("hi")
+
+
+async def test_a_running_bash_reports_its_output_as_partial_events(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    command = "echo first-part; sleep 1; echo second-part"
+    server.set_script([{"tool_calls": [{"name": "Bash", "input": {"command": command}}]}])
+    options = options_for(server, tmp_path, permission_mode="bypass", include_partial_messages=True)
+    events = [e async for e in query("run", options)]
+    (use,) = [e for e in events if isinstance(e, ToolUseEvent)]
+    progress = [e for e in events if isinstance(e, ToolProgressEvent)]
+    assert progress and all(p.tool_use_id == use.id and p.name == "Bash" for p in progress)
+    assert "first-part" in progress[0].text and "second-part" not in progress[0].text
+    quiet = [e async for e in query("run", options_for(server, tmp_path / "q"))]
+    assert not [e for e in quiet if e.type == "tool_progress"]
+
+
+async def test_subagent_events_name_the_agent_call_that_started_them(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    agent = {"name": "Agent", "input": {"prompt": "job one", "description": "a job"}}
+    server.set_script(
+        [
+            {"when": "parent", "tool_calls": [agent]},
+            {"when": "job one", "text": "report"},
+            {"when": "parent", "text": "done"},
+        ]
+    )
+    options = options_for(server, tmp_path, permission_mode="bypass", include_partial_messages=True)
+    events = [e async for e in query("parent", options)]
+    (use,) = [e for e in events if isinstance(e, ToolUseEvent) and e.agent_id is None]
+    children = [e for e in events if isinstance(e, SubagentEvent)]
+    assert {e.subtype for e in children} >= {"started", "finished"}
+    assert all(e.tool_use_id == use.id for e in children)
