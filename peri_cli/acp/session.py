@@ -164,6 +164,8 @@ class EditorSession:
             await self.send(message(f"\n\nPeri: error: {result.error}"))
         elif result.result and not spoke:  # a slash command's answer (/compact, /clear)
             await self.send(message(result.result))
+        if not result.error and result.stop_reason in ("max_tokens", "refusal"):
+            return "max_tokens" if result.stop_reason == "max_tokens" else "refusal"
         return "end_turn"
 
     async def cancel(self) -> None:

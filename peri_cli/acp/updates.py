@@ -1,8 +1,8 @@
 """Peri's events as ACP `session/update`s, for a running prompt and for a replayed session.
 
 One `Updates` per editor session: it remembers each tool call's name and input (its result
-needs them for the diff) and which SubAgent calls are open (their children's steps are shown
-as that call's progress)."""
+needs them for the diff) and each SubAgent's Agent call (the child's steps are shown as that
+call's progress, also after a background child's call has answered)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from peri_cli.sdk import (
     SystemEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     ToolUseEvent,
     UserEvent,
@@ -58,7 +59,9 @@ class Updates:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}  # id -> (name, input)
-        self.agents: dict[str, list[str]] = {}  # open Agent call id -> its children's steps
+        self.agents: dict[str, list[str]] = {}  # Agent call id -> its child's steps
+        self.answers: dict[str, str] = {}  # Agent call id -> what the call answered
+        self.parents: dict[str, str] = {}  # SubAgent id -> the Agent call that started it
 
     def live(self, event: Event) -> list[Update]:
         """A running prompt's event: text streams as deltas, so whole replies add nothing."""
@@ -71,6 +74,14 @@ class Updates:
                 return self.started(event)
             case ToolResultEvent(agent_id=None):
                 return self.finished(event)
+            case ToolProgressEvent(agent_id=None, text=text):
+                return [
+                    ToolCallProgress(
+                        session_update="tool_call_update",
+                        tool_call_id=event.tool_use_id,
+                        content=[text_content(text[-OUTPUT_CAP:])],
+                    )
+                ]
             case ToolUseEvent(agent_id=str(child)) | SubagentEvent(agent_id=child):
                 return self._child(child, event)
             case SystemEvent(subtype="notice") if event.data.get("level") != "info":
@@ -116,9 +127,10 @@ class Updates:
 
     def finished(self, event: ToolResultEvent) -> list[Update]:
         name, tool_input = self.calls.pop(event.tool_use_id, (event.name, {}))
-        self.agents.pop(event.tool_use_id, None)
         content = [] if event.is_error else diff_of(name, tool_input, self.cwd)
         output = event.content[:OUTPUT_CAP]
+        if event.tool_use_id in self.agents:
+            self.answers[event.tool_use_id] = output
         if not content and output:
             content = [text_content(output)]
         return [
@@ -132,10 +144,12 @@ class Updates:
         ]
 
     def _child(self, child: str, event: ToolUseEvent | SubagentEvent) -> list[Update]:
-        """A SubAgent's step, as progress of the open Agent call (the latest, when several)."""
-        if not self.agents:
+        """A SubAgent's step, as progress of the Agent call that started it."""
+        if isinstance(event, SubagentEvent) and event.tool_use_id in self.agents:
+            self.parents[child] = event.tool_use_id
+        parent = self.parents.get(child)
+        if parent is None:
             return []
-        parent = next(reversed(self.agents))
         if isinstance(event, ToolUseEvent):
             line = f"{child}: {title_of(event.name, event.input, self.cwd)}"
         elif event.subtype == "finished":
@@ -144,11 +158,13 @@ class Updates:
             return []
         steps = self.agents[parent]
         steps.append(line)
+        answer = self.answers.get(parent)
+        shown = [text_content(answer)] if answer else []
         return [
             ToolCallProgress(
                 session_update="tool_call_update",
                 tool_call_id=parent,
-                content=[text_content("\n".join(steps[-50:]))],
+                content=[*shown, text_content("\n".join(steps[-50:]))],
             )
         ]
 

@@ -20,7 +20,7 @@ from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
 from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.composed import Runtime
-from peri_cli.sdk.events import Event, ResultEvent
+from peri_cli.sdk.events import PARTIAL_TYPES, Event, ResultEvent
 from peri_cli.sdk.history import replay
 from peri_cli.sdk.netasking import network_ask
 from peri_cli.sdk.options import PeriOptions
@@ -283,7 +283,7 @@ class PeriClient:
 
 
 def _partial(event: Event) -> bool:
-    return event.type in ("text_delta", "thinking_delta", "subagent")
+    return event.type in PARTIAL_TYPES
 
 
 async def query(prompt: str, options: PeriOptions | None = None) -> AsyncIterator[Event]:

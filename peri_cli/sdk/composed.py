@@ -93,6 +93,7 @@ class Runtime(McpSide, SandboxSide):
     subagents: SubagentManager | None = None
     mcp: McpManager | None = None  # the MCP servers, connecting in the background
     _provider: Provider | None = None
+    _provider_built: bool = False  # `_provider` came from the environment, not from a test
     _mcp_boot: Boot | None = None
     # Workspace trust (None: built without settings files, e.g. by a test: nothing to unlock).
     trust: TrustState | None = None
@@ -165,8 +166,10 @@ class Runtime(McpSide, SandboxSide):
 
     @property
     def credentials_problem(self) -> str | None:
-        """Why no model can be reached; None once a provider exists (e.g. one a test injected)."""
-        if self._provider is not None:
+        """Why no model can be reached; None for a provider given from outside (a test's).
+        One built here from the environment does not vouch for a key (listing models builds
+        it, keyless or not)."""
+        if self._provider is not None and not self._provider_built:
             return None
         return credentials_problem(self.provider_name, self.env)
 
@@ -180,6 +183,7 @@ class Runtime(McpSide, SandboxSide):
                 api_key=self.env.get(f"{prefix}_API_KEY") or None,
                 base_url=self.env.get(f"{prefix}_BASE_URL") or None,
             )
+            self._provider_built = True
         return self._provider
 
     def new_snapshot(self) -> Snapshot:
@@ -380,5 +384,7 @@ class _LazyProvider:
 
     async def list_models(self) -> list[str] | None:
         """The provider's model list (None: it has none); the SDK is imported on first ask."""
+        if self._runtime.credentials_problem:  # no key: no list to ask for
+            return None
         lister = getattr(self._runtime.provider(), "list_models", None)  # test doubles may lack it
         return None if lister is None else await lister()

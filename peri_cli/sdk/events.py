@@ -106,7 +106,11 @@ class CompactEvent(_EventBase):
 
 
 class ResultEvent(_EventBase):
-    """The last event of a prompt: what `--output-format json` prints (CONTRACT.md §2)."""
+    """The last event of a prompt: what `--output-format json` prints (CONTRACT.md §2).
+
+    `stop_reason`: why the model's last reply ended (`end_turn`, `tool_use`, `max_tokens`,
+    `stop_sequence`, `refusal`, `other`; None when no reply came), for a program to read; it is
+    not part of the line, so `peri -p` prints what it always printed."""
 
     type: Literal["result"] = "result"
     session_id: str
@@ -117,6 +121,7 @@ class ResultEvent(_EventBase):
     permission_denials: list[dict[str, Any]]
     stable_prefix_share: float | None = None
     error: str | None = None
+    stop_reason: str | None = Field(default=None, exclude=True)
 
     @classmethod
     def failure(cls, session_id: str, message: str) -> ResultEvent:
@@ -157,13 +162,26 @@ class ThinkingDeltaEvent(_EventBase):
     text: str
 
 
+class ToolProgressEvent(_EventBase):
+    """A running tool call's output so far (a Bash command's latest tail; each one replaces
+    the one before); only with `include_partial_messages`."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    agent_id: str | None = None
+    tool_use_id: str
+    name: str
+    text: str
+
+
 class SubagentEvent(_EventBase):
     """A SubAgent `started`, made `progress` (a tool call) or `finished` (state `done`,
-    `failed` or `interrupted`); only with `include_partial_messages`."""
+    `failed` or `interrupted`); only with `include_partial_messages`. `tool_use_id`: the
+    parent's Agent call that started it."""
 
     type: Literal["subagent"] = "subagent"
     subtype: Literal["started", "progress", "finished"]
     agent_id: str
+    tool_use_id: str | None = None
     state: str | None = None
     detail: str | None = None
     tool: str | None = None
@@ -179,11 +197,12 @@ Event = Annotated[
     | TextDeltaEvent
     | ThinkingDeltaEvent
     | SubagentEvent
+    | ToolProgressEvent
     | UserEvent,
     Field(discriminator="type"),
 ]
 
-PARTIAL_TYPES = frozenset({"text_delta", "thinking_delta", "subagent"})
+PARTIAL_TYPES = frozenset({"text_delta", "thinking_delta", "subagent", "tool_progress"})
 
 _ADAPTER: TypeAdapter[Event] | None = None
 

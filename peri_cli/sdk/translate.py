@@ -35,6 +35,7 @@ from peri_cli.sdk.events import (
     SystemEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     ToolUseEvent,
 )
@@ -49,13 +50,15 @@ class Translator:
         self.result = ""
         self.turns = 0
         self.error: str | None = None
+        self.stop_reason: str | None = None  # of the main agent's last reply
         self._announced: set[str] = set()  # tool_use ids whose `tool_use` event was sent
         self._inputs: dict[str, dict[str, Any]] = {}  # of the current reply's tool calls
 
     def event(self, event: CoreEvent) -> list[Event]:
         match event:
-            case AssistantMessage(message=message, usage=usage):
+            case AssistantMessage(message=message, usage=usage, stop_reason=stop):
                 self.turns += 1
+                self.stop_reason = stop
                 self._inputs = {u.id: dict(u.input) for u in message.tool_uses}
                 if message.text:
                     self.result = message.text
@@ -86,6 +89,8 @@ class Translator:
                 return [TextDeltaEvent(text=text)]
             case ThinkingDelta(text=text) if self.partial:
                 return [ThinkingDeltaEvent(text=text)]
+            case ToolProgress(id=id, name=name, text=text) if self.partial:
+                return [ToolProgressEvent(tool_use_id=id, name=name, text=text)]
         return []
 
     def _announce(self, call_id: str, name: str, tool_input: dict[str, Any]) -> list[Event]:
@@ -95,12 +100,15 @@ class Translator:
         self._announced.add(call_id)
         return [ToolUseEvent(id=call_id, name=name, input=tool_input)]
 
-    def child_event(self, child_id: str, event: CoreEvent | ChildStateChanged) -> list[Event]:
-        """A SubAgent's state, replies and tool calls, as events carrying its id."""
+    def child_event(
+        self, child_id: str, event: CoreEvent | ChildStateChanged, parent: str | None = None
+    ) -> list[Event]:
+        """A SubAgent's state, replies and tool calls, as events carrying its id (`parent`: the
+        Agent call that started it, named by its partial events)."""
         match event:
             case ChildStateChanged(state=state, detail=detail):
                 line = SystemEvent.of("agent", agent_id=child_id, state=state, detail=detail)
-                return [line, *self._child_partial(child_id, event)]
+                return [line, *self._child_partial(child_id, event, parent)]
             case AssistantMessage(message=message, usage=usage):
                 return [
                     AssistantEvent(
@@ -109,7 +117,7 @@ class Translator:
                 ]
             case ToolCall(id=id, name=name, input=input):
                 used = ToolUseEvent(agent_id=child_id, id=id, name=name, input=input)
-                return [used, *self._child_partial(child_id, event)]
+                return [used, *self._child_partial(child_id, event, parent)]
             case ToolFinished(id=id, name=name, output=output, is_error=is_error):
                 return [
                     ToolResultEvent(
@@ -121,25 +129,41 @@ class Translator:
                     )
                 ]
             case TextDelta() | ThinkingDelta() | ToolProgress():
-                return self._child_partial(child_id, event)
+                return self._child_partial(child_id, event, parent)
         return []
 
-    def _child_partial(self, child_id: str, event: object) -> list[Event]:
+    def _child_partial(self, child_id: str, event: object, parent: str | None) -> list[Event]:
         if not self.partial:
             return []
         match event:
             case ChildStateChanged(state="running"):
-                return [SubagentEvent(subtype="started", agent_id=child_id, state="running")]
+                return [
+                    SubagentEvent(
+                        subtype="started", agent_id=child_id, tool_use_id=parent, state="running"
+                    )
+                ]
             case ChildStateChanged(state=state, detail=detail) if state != "queued":
                 return [
-                    SubagentEvent(subtype="finished", agent_id=child_id, state=state, detail=detail)
+                    SubagentEvent(
+                        subtype="finished",
+                        agent_id=child_id,
+                        tool_use_id=parent,
+                        state=state,
+                        detail=detail,
+                    )
                 ]
             case ToolCall(name=name):
-                return [SubagentEvent(subtype="progress", agent_id=child_id, tool=name)]
+                return [
+                    SubagentEvent(
+                        subtype="progress", agent_id=child_id, tool_use_id=parent, tool=name
+                    )
+                ]
             case TextDelta(text=text):
                 return [TextDeltaEvent(agent_id=child_id, text=text)]
             case ThinkingDelta(text=text):
                 return [ThinkingDeltaEvent(agent_id=child_id, text=text)]
+            case ToolProgress(id=id, name=name, text=text):
+                return [ToolProgressEvent(agent_id=child_id, tool_use_id=id, name=name, text=text)]
         return []
 
     def result_event(self, agent: Agent) -> ResultEvent:
@@ -167,7 +191,7 @@ class Translator:
         }
         if self.error is not None:
             fields["error"] = self.error
-        return ResultEvent(**fields)
+        return ResultEvent(**fields, stop_reason=self.stop_reason)
 
 
 def compact_event(event: Compacted | CompactFailed | CompactWarning) -> CompactEvent:

@@ -120,7 +120,9 @@ class PromptRun:
             event = item.event
             if isinstance(event, PermissionRequested):
                 await self.asker.answer(event)
-            for e in self.out.child_event(item.child_id, event):
+            child = manager.children.get(item.child_id)
+            parent = child.tool_use_id if child is not None else None
+            for e in self.out.child_event(item.child_id, event, parent):
                 self.emit(e)
 
     async def _command(self, name: str, argument: str) -> None:

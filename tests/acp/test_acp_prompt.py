@@ -44,16 +44,18 @@ async def test_mentions_resources_and_images_become_the_user_message(
     assert '"type": "image"' in sent and PNG in sent
 
 
-async def test_a_missing_key_names_the_variable(peri: Peri, editor: Editor) -> None:
+async def test_a_missing_key_is_auth_required_naming_the_variable(
+    peri: Peri, editor: Editor
+) -> None:
     peri.extra_env = {"ANTHROPIC_API_KEY": "", "ANTHROPIC_BASE_URL": ""}
     async with running(peri, editor) as conn:
         session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
-        try:
+        with pytest.raises(RequestError) as raised:
             await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
-            said = editor.text()
-        except RequestError as e:  # auth_required, when the door knows before the request
-            said = json.dumps(e.data)
-    assert "ANTHROPIC_API_KEY" in said
+    assert raised.value.code == RequestError.auth_required().code
+    assert "ANTHROPIC_API_KEY" in json.dumps(raised.value.data)
+    assert not peri.model_calls()
+    assert editor.text() == ""
 
 
 @pytest.mark.parametrize(
