@@ -88,6 +88,12 @@ class Fold(Widget):
         if title != self._title_content:
             self._title_content = title
             self._title.update(self._label())
+            if self.is_mounted:
+                # The title is `width: auto`: a longer one needs a layout pass, and under load
+                # Textual can repaint it at its old size (wrapped: "▶ ◐" and blanks) and let
+                # that layout go, so a running call showed no command until it ended. A second
+                # layout after the next frame heals the stale size.
+                self.call_after_refresh(self._title.refresh, layout=True)
 
     def _label(self) -> Content:
         symbol = "▶" if self._collapsed else "▼"
