@@ -4,43 +4,18 @@ is allowed while `127.0.0.1` is not, and a new domain is denied in headless mode
 
 from __future__ import annotations
 
-import http.server
 import shutil
-import threading
-from collections.abc import Iterator
 
 import pytest
 
 from tests.e2e.conftest import Peri
 from tests.e2e.test_sandbox_e2e import _PROBLEM, bash, run_calls, sandboxed
+from tests.sandbox.pages import PAGE
 
 pytestmark = [
     pytest.mark.skipif(_PROBLEM is not None, reason=f"bwrap cannot run: {_PROBLEM}"),
     pytest.mark.skipif(shutil.which("socat") is None, reason="socat is not installed"),
 ]
-PAGE = b"hello from the host's loopback\n"
-
-
-class _Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def page_port() -> Iterator[int]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield httpd.server_address[1]
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def test_localhost_allowed_goes_through_the_proxy_and_127_0_0_1_is_refused(

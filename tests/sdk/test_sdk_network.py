@@ -4,11 +4,8 @@ keeps the domain in the workspace's local settings."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import shutil
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,35 +14,13 @@ import pytest
 from peri_cli.sandbox.probe import probe
 from peri_cli.sdk import Allow, Deny, PermissionContext, ResultEvent, query
 from tests.fakeserver import FakeServer
+from tests.sandbox.pages import PAGE
 from tests.sdk.conftest import model_calls, options_for
 
 pytestmark = [
     pytest.mark.skipif(not probe().available, reason=probe().why_not),
     pytest.mark.skipif(shutil.which("socat") is None, reason="socat is not installed"),
 ]
-PAGE = b"page for the program\n"
-
-
-class _Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def page_port() -> Iterator[int]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield httpd.server_address[1]
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 async def _run(server: FakeServer, root: Path, port: int, ask: Any) -> str:

@@ -4,11 +4,8 @@ the domain to `.peri/settings.local.json`."""
 
 from __future__ import annotations
 
-import http.server
 import json
 import shutil
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ import pytest
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
 from peri_cli.sandbox.probe import probe
 from peri_cli.tui.app import PeriApp
+from tests.sandbox.pages import PAGE
 
 from .harness import FIXED_NOW, screen_text, send, until
 from .test_extension_commands import SIZE, builder, ready, requests, user_settings
@@ -24,29 +22,6 @@ pytestmark = [
     pytest.mark.skipif(not probe().available, reason=probe().why_not),
     pytest.mark.skipif(shutil.which("socat") is None, reason="socat is not installed"),
 ]
-PAGE = b"served on the host\n"
-
-
-class _Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@pytest.fixture
-def page_port() -> Iterator[int]:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield httpd.server_address[1]
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 @pytest.fixture
