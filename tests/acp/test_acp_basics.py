@@ -48,3 +48,31 @@ async def test_a_read_streams_a_tool_call_and_the_reply(peri: Peri, editor: Edit
     assert "available_commands_update" in kinds
     (commands,) = editor.of("available_commands_update")
     assert {"compact", "clear"} <= {c.name for c in commands.available_commands}
+
+
+async def test_clear_and_compact_sent_as_prompts_act_as_in_the_tui(
+    peri: Peri, editor: Editor
+) -> None:
+    peri.server.set_script(
+        [
+            {"text": "Noted: the code word is heron."},
+            {"text": "Summary: the user gave the code word heron."},
+            {"text": "Noted: the code word is wren."},
+            {"text": "A fresh start."},
+        ]
+    )
+    async with running(peri, editor) as conn:
+        session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
+        sid = session.session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("the code word is heron")])
+        compacted = await conn.prompt(session_id=sid, prompt=[text_block("/compact")])
+        await conn.prompt(session_id=sid, prompt=[text_block("the code word is wren")])
+        cleared = await conn.prompt(session_id=sid, prompt=[text_block("/clear")])
+        await conn.prompt(session_id=sid, prompt=[text_block("what now?")])
+    assert compacted.stop_reason == "end_turn" and cleared.stop_reason == "end_turn"
+    calls = [str(body) for body in peri.model_calls() if body]  # not the model list GET
+    assert len(calls) == 4  # /clear asks no model; /compact asks for one summary
+    assert "heron" in calls[1] and "wren" not in calls[1]  # the summary request
+    assert "Summary: the user gave the code word heron." in calls[2]  # after /compact
+    assert "wren" not in calls[3] and "heron" not in calls[3]  # after /clear: a fresh view
+    assert "what now?" in calls[3]
