@@ -2,13 +2,15 @@
 
     .venv/bin/python bench/start.py              # ~1 minute
     .venv/bin/python bench/start.py --runs 15 --importtime
+    .venv/bin/python bench/start.py --budget     # also: what the first frame imports, by room
 
 `peri --version` is compared with `python -c pass` (the interpreter's floor); `import peri_cli.sdk`
 with `import anthropic` (target: within 1.1x). The TUI is launched
 under tmux (a private server) in a fresh PERI_HOME and an empty workspace; "first screen" is the
 first capture with the alternate screen on and something drawn, "accepts input" is when a probe
 typed after that shows on screen. The floor is a minimal Textual app (an Input, focused) measured
-the same way in the same rounds. Target: the TUI within 1.3x of that floor.
+the same way in the same rounds. Target (issue 24): first screen and first key echo within 1.2x
+of that floor. `--budget` lists the modules imported before the first frame (`import_budget`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _util as u
+import import_budget as ib
 
 MINIMAL_APP = """
 from textual.app import App
@@ -75,6 +78,50 @@ def import_profile(module: str) -> tuple[float, list[tuple[str, float]], list[tu
     )
 
 
+def tui_rows(
+    samples: dict[str, list[u.StartSample]], f_first: float, f_ready: float
+) -> list[list[str]]:
+    rows = []
+    for name, ss in samples.items():
+        good = [s for s in ss if s.ok]
+        if not good:
+            rows.append([name, "failed: " + ss[0].error, "", "", "", ""])
+            continue
+        first = u.median([s.first_draw for s in good])
+        ready = u.median([s.ready for s in good])
+        rows.append(
+            [
+                name,
+                u.ms(first),
+                u.ratio(first, f_first),
+                u.ms(ready),
+                u.ratio(ready, f_ready),
+                f"{u.median([s.peak_rss_mb for s in good]):.0f} MB",
+            ]
+        )
+    return rows
+
+
+def target(peri: list[u.StartSample], f_first: float, f_ready: float) -> str:
+    r1 = u.median([s.first_draw for s in peri]) / f_first
+    r = u.median([s.ready for s in peri]) / f_ready
+    return (
+        f"\ntarget (issue 24): first screen and first key echo within 1.2x of the minimal app: "
+        f"{r1:.2f}x, {r:.2f}x -> {u.verdict(r1 <= 1.2 and r <= 1.2)}"
+    )
+
+
+def budget(env: dict[str, str], ws: Path, app_py: Path) -> str:
+    """The first frame's import budget (`import_budget`): peri's, beside the minimal app's."""
+    minimal = f"exec(compile(open({str(app_py)!r}).read(), 'minimal_app', 'exec'))\n"
+    with u.Tmux() as tmux:
+        log = app_py.parent / "imports.log"
+        ib.first_frame_imports(tmux, ib.PERI, env, ws, log)  # warms the .pyc and page cache
+        peri = ib.first_frame_imports(tmux, ib.PERI, env, ws, log)
+        floor = ib.first_frame_imports(tmux, minimal, env, ws, log)
+    return ib.report(peri, floor)
+
+
 def main() -> None:  # noqa: PLR0915
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="runs of each `--version` case")
@@ -83,6 +130,12 @@ def main() -> None:  # noqa: PLR0915
         "--importtime",
         action="store_true",
         help="also list the heaviest imports of `peri` and of the TUI",
+    )
+    ap.add_argument(
+        "--budget",
+        action="store_true",
+        help="list the modules the TUI's first frame imports, by room and package "
+        "(`-X importtime`), and what it must not import",
     )
     ap.add_argument(
         "--settle",
@@ -170,27 +223,10 @@ def main() -> None:  # noqa: PLR0915
                         s = u.measure_tui_start(tmux, argv[name], env, ws, settle=args.settle)
                         if r:  # round 0 warms caches (page cache, .pyc)
                             got.append(s)
-            rows = []
             floor = [s for s in samples["minimal Textual app"] if s.ok]
             f_first = u.median([s.first_draw for s in floor])
             f_ready = u.median([s.ready for s in floor])
-            for name, ss in samples.items():
-                good = [s for s in ss if s.ok]
-                if not good:
-                    rows.append([name, "failed: " + ss[0].error, "", "", "", ""])
-                    continue
-                first = u.median([s.first_draw for s in good])
-                ready = u.median([s.ready for s in good])
-                rows.append(
-                    [
-                        name,
-                        u.ms(first),
-                        u.ratio(first, f_first),
-                        u.ms(ready),
-                        u.ratio(ready, f_ready),
-                        f"{u.median([s.peak_rss_mb for s in good]):.0f} MB",
-                    ]
-                )
+            rows = tui_rows(samples, f_first, f_ready)
             print(f"## TUI start under tmux (120x40), median of {args.tui_runs} interleaved rounds")
             print(
                 u.table(
@@ -207,12 +243,11 @@ def main() -> None:  # noqa: PLR0915
             )
             peri_ok = [s for s in samples["peri (TUI)"] if s.ok]
             if peri_ok and floor:
-                r = u.median([s.ready for s in peri_ok]) / f_ready
-                print(
-                    f"\ntarget: accepts input within 1.3x of the minimal app: "
-                    f"{r:.2f}x -> {u.verdict(r <= 1.3)}"
-                )
+                print(target(peri_ok, f_first, f_ready))
             print()
+            if args.budget:
+                print(budget(env, ws, app_py))
+                print()
             if args.diagnose:
                 print(u.tui_phases(home.parent, env, ws, [], args.tui_runs))
                 print()

@@ -15,6 +15,7 @@ from peri_cli.base.heldenv import hide_provider_env
 from peri_cli.base.modes import MODES
 
 if TYPE_CHECKING:
+    from peri_cli.base.first_look import PreRead
     from peri_cli.sdk.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -225,10 +226,10 @@ def _acp_command(argv: Sequence[str]) -> int:
     )
 
 
-def _build(args: argparse.Namespace) -> Runtime:
+def _build(args: argparse.Namespace, pre_read: PreRead | None = None) -> Runtime:
     from peri_cli.sdk.runtime import build_runtime
 
-    return build_runtime(args, os.environ, interactive=not args.print)
+    return build_runtime(args, os.environ, interactive=not args.print, pre_read=pre_read)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -253,10 +254,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "e.g. `echo 'explain x' | peri -p`"
             )
         if not args.print and not args.cont and args.resume is None:
-            # A new TUI session: draw the screen first, build the runtime after the first frame.
+            # A new TUI session in two phases: the first frame (the prompt, and the model the
+            # settings files name: read once, their text kept for the runtime), then the
+            # runtime, built in a thread while the user types.
+            from peri_cli.base.first_look import first_look
+            from peri_cli.base.heldenv import held_env
             from peri_cli.tui.app import run_tui
 
-            return run_tui(lambda: _build(args), args.prompt)
+            env = {**held_env(), **os.environ}
+            look = first_look(
+                Path.cwd().resolve(), env, model_flag=args.model, provider_flag=args.provider
+            )
+            return run_tui(lambda: _build(args, look.texts), args.prompt, look)
         if args.print:
             from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from peri_cli.base.first_look import PreRead
 from peri_cli.base.settings import (
     WORKSPACE_SCOPES,
     LoadedSettings,
@@ -51,12 +52,14 @@ def load_workspace(
     extra: Sequence[Loosening] = (),
     sources: Collection[Scope] | None = None,
     extra_layers: Sequence[SettingsLayer] = (),
+    pre_read: PreRead | None = None,
 ) -> tuple[LoadedSettings, TrustState]:
     """Read the settings, find what the workspace's files would loosen (plus `extra`, found
     elsewhere: skills' allowed-tools, .mcp.json servers), decide trust, and merge the settings
     accordingly. SettingsError for a bad settings file. `sources`: which files are read (None:
-    all); `extra_layers`: settings given by a program, read after the user's file."""
-    layers, warnings = read_layers(workspace, peri_home)
+    all); `extra_layers`: settings given by a program, read after the user's file; `pre_read`:
+    the settings files' text as the first frame read it."""
+    layers, warnings = read_layers(workspace, peri_home, pre_read=pre_read)
     if sources is not None:
         layers = [layer for layer in layers if layer.scope in sources]
     layers[:0] = extra_layers
@@ -64,11 +67,13 @@ def load_workspace(
     found = [*find_loosenings(files, ALL_DETECTORS), *extra]
     untrusted = merge_layers(layers, env, withhold=_withheld(layers), warnings=warnings)
     record, store_warning = TrustStore(peri_home).lookup(workspace)
+    probe = None
     if not trust_flag and not (record is not None and record.trusted):
         # Only an untrusted workspace needs to know what its guides would pull in from outside.
         probe = workspace_guides(workspace, home, untrusted, trusted=False)
         found += guide_loosenings(probe.outside, _label(untrusted, workspace))
     state = assess(workspace, found, record=record, flag=trust_flag, interactive=interactive)
+    state.guides = probe  # the untrusted session's guides: not read again for its snapshot
     if store_warning:
         state.warnings.append(store_warning)
     return (settle(untrusted, env, trusted=True) if state.trusted else untrusted), state

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from peri_cli.base.first_look import DEFAULT_MODELS as _DEFAULT_MODELS
 from peri_cli.base.messages import Usage
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 DEFAULT_MAX_OUTPUT = 8_192
-
-_DEFAULT_MODELS = {"anthropic": "claude-sonnet-5-5", "openai": "gpt-5.5"}
 
 
 @dataclass(frozen=True, slots=True)

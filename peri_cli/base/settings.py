@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from peri_cli.base import first_look  # (stdlib only: the first frame reads the files)
+from peri_cli.base.first_look import PreRead
 from peri_cli.base.settings_check import (
     SettingsError,
     describe,
@@ -29,9 +31,10 @@ from peri_cli.base.settings_check import (
 from peri_cli.base.settings_env import compact_threshold_from_env, env_values
 from peri_cli.base.settings_sandbox import SandboxSettings
 
-SETTINGS_FILE = "settings.json"
-LOCAL_SETTINGS_FILE = "settings.local.json"
-PROJECT_DIR = ".peri"
+SETTINGS_FILE = first_look.SETTINGS_FILE
+LOCAL_SETTINGS_FILE = first_look.LOCAL_SETTINGS_FILE
+PROJECT_DIR = first_look.PROJECT_DIR
+peri_home_from_env = first_look.peri_home_from_env
 
 Provider = Literal["anthropic", "openai"]
 PermissionMode = Literal["default", "accept-edits", "plan", "bypass"]
@@ -169,12 +172,6 @@ class LoadedSettings:
         return self.sources.get(dotted, DEFAULT_SOURCE)
 
 
-def peri_home_from_env(env: Mapping[str, str]) -> Path:
-    """`$PERI_HOME`, or `~/.peri` when unset or empty."""
-    value = env.get("PERI_HOME", "")
-    return Path(value).expanduser() if value else Path.home() / ".peri"
-
-
 def user_settings_path(peri_home: Path) -> Path:
     return peri_home / SETTINGS_FILE
 
@@ -203,8 +200,11 @@ def load_settings(
     return merge_layers(layers, env, withhold=withhold, warnings=warnings)
 
 
-def read_layers(workspace: Path, peri_home: Path) -> tuple[list[SettingsLayer], list[str]]:
-    """Every settings file that exists, lowest precedence first, plus the unknown-key warnings."""
+def read_layers(
+    workspace: Path, peri_home: Path, *, pre_read: PreRead | None = None
+) -> tuple[list[SettingsLayer], list[str]]:
+    """Every settings file that exists, lowest precedence first, plus the unknown-key warnings.
+    `pre_read`: the files' text as the first frame read it (`first_look`), not read again."""
     warnings: list[str] = []
     layers: list[SettingsLayer] = []
     paths: list[tuple[Scope, Path]] = [
@@ -213,7 +213,7 @@ def read_layers(workspace: Path, peri_home: Path) -> tuple[list[SettingsLayer], 
         ("local", local_settings_path(workspace)),
     ]
     for scope, path in paths:
-        raw = read_json_object(path)
+        raw = read_json_object(path, (pre_read or {}).get(path))
         if raw is None:
             continue
         known = drop_unknown(raw, Settings, path, "", warnings)

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from peri_cli.base.first_look import MAX_SETTINGS_BYTES
 from peri_cli.base.safe_read import SafeReadError, read_text
 from peri_cli.base.textsafe import visible
 
-MAX_SETTINGS_BYTES = 1 << 20
 MAX_NESTING = 64  # far deeper than any real settings file; deeper is an attack or a bug
 
 
@@ -21,10 +21,13 @@ class SettingsError(Exception):
     """A settings file or variable that cannot be used; the message is one line for the user."""
 
 
-def read_json_object(path: Path) -> dict[str, Any] | None:
-    """The file's top-level object, None when the file does not exist."""
+def read_json_object(path: Path, read: str | SafeReadError | None = None) -> dict[str, Any] | None:
+    """The file's top-level object, None when the file does not exist. `read`: what reading
+    it already gave (its text or the refusal), so it is not read twice."""
     try:
-        text = read_text(path, max_bytes=MAX_SETTINGS_BYTES)
+        if isinstance(read, SafeReadError):
+            raise read
+        text = read if read is not None else read_text(path, max_bytes=MAX_SETTINGS_BYTES)
     except SafeReadError as e:
         if e.missing:
             return None

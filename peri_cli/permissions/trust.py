@@ -18,6 +18,7 @@ from typing import Literal
 
 from peri_cli.base.settings import SettingKey, SettingsLayer
 from peri_cli.base.textsafe import visible
+from peri_cli.context.guides import GuideResult
 from peri_cli.permissions.truststore import TrustRecord
 
 Kind = Literal[
@@ -92,6 +93,17 @@ class TrustState:
     why: Why
     ask: bool = False  # the TUI should ask: something to unlock the user has not answered about
     warnings: list[str] = field(default_factory=list)
+    # The trust store's entry for this workspace as read at start, so the store is read once
+    # (MCP's approved servers come from it too); an answer given this run replaces it.
+    record: TrustRecord | None = None
+    # The guides as read untrusted, when deciding trust needed them: the snapshot of a session
+    # started untrusted takes them instead of reading the files again (`take_guides`).
+    guides: GuideResult | None = None
+
+    def take_guides(self) -> GuideResult | None:
+        """The guides read while deciding, once, if the workspace is still untrusted."""
+        guides, self.guides = self.guides, None
+        return None if self.trusted else guides
 
     @property
     def ignored(self) -> list[Loosening]:
@@ -128,12 +140,13 @@ def assess(
     no trust. `interactive` (the TUI) asks about loosenings the user has not declined before."""
     items = list(loosenings)
     if flag:
-        return TrustState(workspace, items, True, "flag")
+        return TrustState(workspace, items, True, "flag", record=record)
     if record is not None and record.trusted:
-        return TrustState(workspace, items, True, "recorded")
+        return TrustState(workspace, items, True, "recorded", record=record)
     if not items:
-        return TrustState(workspace, items, False, "nothing")
+        return TrustState(workspace, items, False, "nothing", record=record)
     declined = record.declined if record is not None else frozenset()
     new = [item for item in items if item.identity not in declined]
     why: Why = "declined" if record is not None else "unknown"
-    return TrustState(workspace, items, False, why, ask=interactive and bool(new))
+    ask = interactive and bool(new)
+    return TrustState(workspace, items, False, why, ask=ask, record=record)

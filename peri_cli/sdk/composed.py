@@ -16,6 +16,7 @@ from peri_cli.agent.host import StartupError
 from peri_cli.agent.loop import Agent
 from peri_cli.agent.subagents import SubagentManager
 from peri_cli.agent.workspace import settle, workspace_guides
+from peri_cli.base import first_look
 from peri_cli.base.childenv import child_env
 from peri_cli.base.models import context_window
 from peri_cli.base.provider import Provider
@@ -26,7 +27,7 @@ from peri_cli.context.meta import ALL_ON, MetaRegistry, MetaState
 from peri_cli.context.meta import resolve as resolve_meta
 from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.context.tokens import default_counter
-from peri_cli.extensions.agent_types import discover_agent_types
+from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
 from peri_cli.extensions.extra_tools import offer_extra_tools
 from peri_cli.extensions.hookpoints import Hooks
 from peri_cli.extensions.hooks import SessionStartSource, hook_config_from_layers
@@ -51,17 +52,7 @@ if TYPE_CHECKING:
 
 
 def choose_provider(flag: str | None, settings: Settings, env: Mapping[str, str]) -> str:
-    if flag:
-        return flag
-    if settings.provider:
-        return settings.provider
-    if (
-        not env.get("ANTHROPIC_API_KEY")
-        and not env.get("ANTHROPIC_BASE_URL")
-        and (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL"))
-    ):
-        return "openai"
-    return "anthropic"
+    return first_look.choose_provider(flag, settings.provider, env)
 
 
 def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
@@ -110,6 +101,8 @@ class Runtime(McpSide, SandboxSide):
     _unapproved: list[ServerConfig] = field(default_factory=list)  # waiting for the user's word
     append_system: str | None = None  # a program's text after a new session's system prompt
     files: FilePort | None = None  # Read, Edit and Write through a program instead of the disk
+    # The agent types the new snapshot read, taken by that session's agent (read once a start).
+    _types_read: tuple[bool, AgentCatalog] | None = None
 
     @property
     def trusted(self) -> bool:
@@ -131,6 +124,7 @@ class Runtime(McpSide, SandboxSide):
             # the dialog listed the project's MCP servers: trusting it approves those
             servers = frozenset(c.fingerprint() for c in self._project_servers())
             record = TrustRecord(True, servers=servers) if answer else TrustRecord(False, declined)
+            state.record = record
             try:
                 TrustStore(self.peri_home).record(self.workspace, record)
             except TrustStoreError as e:
@@ -188,9 +182,11 @@ class Runtime(McpSide, SandboxSide):
 
     def new_snapshot(self) -> Snapshot:
         home = Path(self.env.get("HOME", str(Path.home())))
-        guides = workspace_guides(
-            self.workspace, home, self.loaded or self.settings, trusted=self.trusted
-        )
+        guides = self.trust.take_guides() if self.trust is not None else None
+        if guides is None:
+            guides = workspace_guides(
+                self.workspace, home, self.loaded or self.settings, trusted=self.trusted
+            )
         platform, is_git = detect_environment(self.workspace)
         meta = resolve_meta(
             self.loaded or self.settings, workspace=self.workspace, peri_home=self.peri_home
@@ -199,9 +195,9 @@ class Runtime(McpSide, SandboxSide):
         state = meta.state
         skills = self._all_skills() if state.enabled("skills") else SkillCatalog()
         listing = skill_listing(skills, self.context_window)
-        has_subagents = state.enabled("subagents") and bool(
-            discover_agent_types(self.workspace, home, builtins=state.builtin_subagents).types
-        )
+        types = self._agent_types(home, state.builtin_subagents)
+        self._types_read = (state.builtin_subagents, types)  # for this session's agent
+        has_subagents = state.enabled("subagents") and bool(types.types)
         inputs = SnapshotInputs(
             workspace=self.workspace,
             today=date.today(),
@@ -221,6 +217,13 @@ class Runtime(McpSide, SandboxSide):
             extra = f"{snapshot.system}\n\n{self.append_system}"
             snapshot = snapshot.model_copy(update={"system": extra})
         return snapshot
+
+    def _agent_types(self, home: Path, builtins: bool) -> AgentCatalog:
+        """The agent types: as the snapshot just read them, or read now (a resumed session)."""
+        read, self._types_read = self._types_read, None
+        if read is not None and read[0] == builtins:
+            return read[1]
+        return discover_agent_types(self.workspace, home, builtins=builtins)
 
     def _all_skills(self) -> SkillCatalog:
         if self.loaded_skills is None:
@@ -279,7 +282,7 @@ class Runtime(McpSide, SandboxSide):
 
         home = Path(self.env.get("HOME", str(Path.home())))
         meta = self.meta
-        catalog = discover_agent_types(self.workspace, home, builtins=meta.builtin_subagents)
+        catalog = self._agent_types(home, meta.builtin_subagents)
         agent_tool = AgentTool(catalog)
 
         def make_tools() -> ToolRegistry:

@@ -80,6 +80,8 @@ class McpSide:
             )
 
     def _trust_record(self) -> TrustRecord | None:
+        if self.trust is not None:  # read with the settings at start: not read again
+            return self.trust.record
         return TrustStore(self.peri_home).lookup(self.workspace)[0]
 
     def _project_servers(self) -> list[ServerConfig]:

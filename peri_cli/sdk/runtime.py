@@ -13,6 +13,7 @@ from typing import Any
 
 from peri_cli.agent.host import StartupError
 from peri_cli.agent.workspace import load_workspace
+from peri_cli.base.first_look import PreRead
 from peri_cli.base.heldenv import held_env
 from peri_cli.base.models import default_model
 from peri_cli.base.settings import Scope, SettingsLayer, peri_home_from_env
@@ -59,6 +60,7 @@ class RunSpec:
     extra_layers: Sequence[SettingsLayer] = ()  # a program's own settings (its MCP servers)
     append_system: str | None = None
     files: FilePort | None = None
+    pre_read: PreRead | None = None  # the settings files as the TUI's first frame read them
 
 
 def mcp_layers(servers: Mapping[str, Any] | None) -> list[SettingsLayer]:
@@ -92,13 +94,17 @@ def spec_from_args(
 
 
 def build_runtime(
-    args: argparse.Namespace, env: Mapping[str, str] | None = None, *, interactive: bool = False
+    args: argparse.Namespace,
+    env: Mapping[str, str] | None = None,
+    *,
+    interactive: bool = False,
+    pre_read: PreRead | None = None,
 ) -> Runtime:
     """The runtime for this run. `interactive` (the TUI) may leave the trust question open
     (`trust_pending`): a new session then starts once `answer_trust` is called."""
-    return build_from_spec(
-        spec_from_args(args, os.environ if env is None else env, interactive=interactive)
-    )
+    spec = spec_from_args(args, os.environ if env is None else env, interactive=interactive)
+    spec.pre_read = pre_read
+    return build_from_spec(spec)
 
 
 def _rules(spec: RunSpec, rules: RuleSet) -> None:
@@ -132,11 +138,11 @@ def build_from_spec(spec: RunSpec) -> Runtime:
             extra=grants,
             sources=spec.setting_sources,
             extra_layers=spec.extra_layers,
+            pre_read=spec.pre_read,
         )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
-    settings = loaded.settings
-    rules = ruleset_from_layers(loaded.layers)
+    settings, rules = loaded.settings, ruleset_from_layers(loaded.layers)
     _rules(spec, rules)
     warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
     warnings += hook_config_from_layers(loaded.layers).problems

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from peri_cli.agent.host import SessionHost
     from peri_cli.agent.loop import Agent
     from peri_cli.base.events import Event
+    from peri_cli.base.first_look import FirstLook
     from peri_cli.base.messages import Usage
     from peri_cli.context.tokens import TokenCounter
     from peri_cli.extensions.hooks import SessionStartSource
@@ -65,9 +66,11 @@ class PeriApp(App[int]):
         page: int = PAGE,
         freeze_gc: bool = False,
         long_turn: float = LONG_TURN,
+        first_look: FirstLook | None = None,
     ) -> None:
         """`runtime` may be a function building it: it is then called in a thread once the
-        first frame is drawn (a `StartupError` from it ends the app with its message).
+        first frame is drawn (a `StartupError` from it ends the app with its message), which
+        shows the model `first_look` names meanwhile.
         `freeze_gc`: the app owns the process (`run_tui`), see `Sessions._show_runtime`."""
         super().__init__()
         self.slot = RuntimeSlot(runtime)
@@ -86,6 +89,8 @@ class PeriApp(App[int]):
             self.prompt_area = PromptArea(self.history, WorkspaceFiles(workspace), str(workspace))
         self.approvals = ApprovalDock(id="approvals")
         self.status = StatusBar(clock, id="status")
+        if first_look is not None:  # the mode waits for trust: it is not shown until then
+            self.status.set(model=first_look.model, provider=first_look.provider, mode="")
         self.agent_strip = AgentStrip(clock, id="agent-strip")
         self.agents_ui = AgentsUI(self)  # the attached session's SubAgents
         self.sessions = Sessions(
@@ -344,9 +349,13 @@ class PeriApp(App[int]):
         self.prompt_area.input.focus()
 
 
-def run_tui(runtime: SessionHost | Callable[[], SessionHost], prompt: str | None) -> int:
+def run_tui(
+    runtime: SessionHost | Callable[[], SessionHost],
+    prompt: str | None,
+    first_look: FirstLook | None = None,
+) -> int:
     """Run the TUI on a runtime, or on a function building one (after the first frame)."""
-    app = PeriApp(runtime, prompt, freeze_gc=True)
+    app = PeriApp(runtime, prompt, freeze_gc=True, first_look=first_look)
     resume = None
     try:
         app.run()

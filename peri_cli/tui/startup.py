@@ -4,12 +4,15 @@ screen (building it imports the core and opens the session: most of start-up).""
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from peri_cli.agent.host import SessionHost
+
+BUILD_SWITCH_INTERVAL = 0.0005  # seconds: the GIL's hand-over while the runtime is built
 
 
 class RuntimeSlot:
@@ -29,7 +32,15 @@ class RuntimeSlot:
 
     async def build(self) -> SessionHost:
         """Build it in a thread (errors such as `StartupError` propagate)."""
-        return await asyncio.to_thread(self._build_now)
+        # The build (imports, pydantic models, file reads) holds the GIL in long stretches; at
+        # the default 5 ms switch interval each key the UI thread handles meanwhile waits up to
+        # that long at every wake-up. A short interval keeps the keys echoing while it runs.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(BUILD_SWITCH_INTERVAL)
+        try:
+            return await asyncio.to_thread(self._build_now)
+        finally:
+            sys.setswitchinterval(interval)
 
     def _build_now(self) -> SessionHost:
         assert self._build is not None

@@ -22,7 +22,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Input, Static
 
-from peri_cli.base.events import PermissionAnswer
 from peri_cli.tui.approval import (
     Choice,
     approval_body,
@@ -33,8 +32,8 @@ from peri_cli.tui.approval import (
 )
 from peri_cli.tui.format import plain
 
-if TYPE_CHECKING:
-    from peri_cli.base.events import PermissionRequested
+if TYPE_CHECKING:  # (the core and pydantic load after the first frame)
+    from peri_cli.base.events import PermissionAnswer, PermissionRequested
 
 LETTERS = frozenset("yapn")
 NOTE_PLACEHOLDER = "Tell the model why, or what to do instead (Enter denies, Esc without a note)"

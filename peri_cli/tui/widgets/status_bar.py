@@ -44,11 +44,9 @@ def render_status(s: Status, now: float, width: int = 10_000) -> Content:
     permission mode always stay."""
     if not s.model and s.busy_since is not None:  # starting: nothing known yet but that
         return _activity(s, now)
-    parts: dict[str, Content] = {
-        "model": plain(s.model, "bold"),
-        "provider": plain(s.provider),
-        "mode": plain(s.mode, MODE_COLORS.get(s.mode, "$text")),
-    }
+    parts: dict[str, Content] = {"model": plain(s.model, "bold"), "provider": plain(s.provider)}
+    if s.mode:  # (none while starting: the mode waits for the workspace's trust)
+        parts["mode"] = plain(s.mode, MODE_COLORS.get(s.mode, "$text"))
     if s.window:
         pct = (s.context_tokens or 0) / s.window
         color = "$error" if pct >= 0.9 else "$warning" if pct >= 0.75 else "$text"
@@ -72,14 +70,14 @@ def render_status(s: Status, now: float, width: int = 10_000) -> Content:
         shown = activity.truncate(room, ellipsis=True) if room > short.cell_length else short
         line = Content.assemble(shown, "  ", rest)
     if line.cell_length > width:  # a very long model name gives way; the mode never does
-        room = max(1, width - parts["mode"].cell_length - 3)
+        room = max(1, width - (parts["mode"].cell_length + 3 if "mode" in parts else 0))
         parts["model"] = parts["model"].truncate(room, ellipsis=True)
         line = _line(parts, None)
     return line
 
 
 def _line(parts: dict[str, Content], activity: Content | None) -> Content:
-    pieces = [parts["model"], parts.get("provider"), parts["mode"]]
+    pieces = [parts["model"], parts.get("provider"), parts.get("mode")]
     if "ctx" in parts:
         pieces.append(
             Content.assemble(parts["ctx"], " ", parts["used"]) if "used" in parts else parts["ctx"]
