@@ -6,7 +6,7 @@ Checked as each sandboxed command starts, by the files' sizes and modification t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from peri_cli.base.settings import (
@@ -24,18 +24,16 @@ ALL_SCOPES: tuple[Scope, ...] = ("user", "project", "local")
 
 
 def watched(
-    loaded: LoadedSettings | None, workspace: Path, peri_home: Path, *, every: bool
+    sources: Collection[Scope] | None, workspace: Path, peri_home: Path
 ) -> dict[Scope, Path]:
-    """The settings files this session reads, by scope: those it read at start, and with
-    `every` (a session that reads every layer, as the TUI's) the ones that may appear later."""
-    scopes = set(ALL_SCOPES) if every else set()
-    scopes |= {layer.scope for layer in (loaded.layers if loaded else ()) if _is_file(layer)}
-    paths = {
+    """The settings files of the layers this session reads (`sources`; None: every layer),
+    whether they exist yet or not: a file made mid-session counts as a change too."""
+    paths: dict[Scope, Path] = {
         "user": user_settings_path(peri_home),
         "project": project_settings_path(workspace),
         "local": local_settings_path(workspace),
     }
-    return {scope: path for scope, path in paths.items() if scope in scopes}
+    return {scope: path for scope, path in paths.items() if sources is None or scope in sources}
 
 
 def stamp(paths: Iterable[Path]) -> Stamp:

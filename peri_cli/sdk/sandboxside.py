@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,7 +68,6 @@ class SandboxSide:
         loaded: LoadedSettings | None
         warnings: list[str]
         rules: RuleSet
-        interactive: bool
 
         @property
         def trusted(self) -> bool: ...
@@ -88,6 +87,9 @@ class SandboxSide:
     _sandbox_notes: list[str] | None = None
     _sandbox_home: Path | None = None
     _sandbox_stamp: sandboxreload.Stamp | None = None
+    # The settings layers this session reads (a program's `setting_sources`; None: all of them),
+    # which a sandboxed command's start reads again when they changed.
+    sandbox_sources: Collection[Scope] | None = None
 
     def check_sandbox(self) -> None:
         """Read the settings and check availability; StartupError when it is required and cannot
@@ -166,8 +168,7 @@ class SandboxSide:
         return build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
 
     def _watched(self) -> dict[Scope, Path]:
-        every = bool(getattr(self, "interactive", False))
-        return sandboxreload.watched(self.loaded, self.workspace, self.peri_home, every=every)
+        return sandboxreload.watched(self.sandbox_sources, self.workspace, self.peri_home)
 
     def refresh_sandbox(self) -> None:
         """Settings files changed since the last command: the next command runs under the

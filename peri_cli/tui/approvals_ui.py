@@ -4,6 +4,7 @@ SubAgent's) gets the keys."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
@@ -59,19 +60,40 @@ def fit(app: AppPort) -> None:
 
 def listen_network(app: AppPort, runtime: object) -> None:
     """The sandbox's questions about new domains come as `PermissionRequested` events ("Network")
-    at any moment of a turn: each goes to the approval dock like a tool's."""
+    at any moment of a turn: each goes to the approval dock like a tool's. Its notes (an
+    "always" that could not be saved) become notices as they happen."""
     hook = getattr(runtime, "ask_network_through", None)
     if callable(hook):
         hook(lambda event: app.run_worker(_ask_network(app, event), group="network"))
+    if hasattr(runtime, "sandbox_noticer"):
+        runtime.sandbox_noticer = lambda line: app.run_worker(
+            app.notice(line, "warning"), group="network"
+        )
 
 
 async def _ask_network(app: AppPort, event: PermissionRequested) -> None:
+    from peri_cli.tui.approval import network_domain, network_record
     from peri_cli.tui.bridge import make_prompt
+    from peri_cli.tui.widgets.permission_prompt import ApprovalRecord
 
     if app.quitting:
         if not event.future.done():
             event.future.set_result("deny")  # nothing left to ask on
         return
     prompt = make_prompt(event, app.runtime.workspace)
+    # A question the gate stopped waiting for (its time ran out) steps aside too.
+    event.future.add_done_callback(lambda _f: prompt.cancel())
     await app.approvals.ask(prompt)
     app.offer_approval(prompt)
+    try:
+        await asyncio.shield(event.future)
+    except asyncio.CancelledError:
+        if not event.future.cancelled():
+            raise  # the worker itself is stopped (the app closes)
+    if app.quitting:
+        return
+    # The answer leaves a line in the conversation, as a tool's approval does.
+    domain = network_domain(event.tool, event.input) or "?"
+    answer = None if event.future.cancelled() else event.future.result()
+    text = network_record(domain, answer, event.keep_in)
+    await app.conversation.add(ApprovalRecord(event.tool, answer, text=text))
