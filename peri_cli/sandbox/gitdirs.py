@@ -39,11 +39,13 @@ SKIPPED = frozenset(
 )
 
 
-def nested_git_dirs(workspace: Path) -> tuple[Path, ...]:
+def nested_git_dirs(
+    workspace: Path, *, max_dirs: int = MAX_DIRS, max_entries: int = MAX_ENTRIES
+) -> tuple[Path, ...]:
     """The git folders to guard: each nested repository's `.git` (a folder, or the file a
     submodule's checkout has) and each submodule's folder under a `.git/modules`."""
     found: list[Path] = []
-    budget = [MAX_DIRS, MAX_ENTRIES]
+    budget = [max_dirs, max_entries]
     _modules(workspace / ".git", found, budget)
     queue: deque[tuple[Path, int]] = deque([(workspace, 0)])
     while queue and min(budget) > 0 and len(found) < MAX_FOUND:
