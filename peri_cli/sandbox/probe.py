@@ -32,6 +32,8 @@ class Availability:
         return self.engine == SEATBELT
 
     def describe(self) -> str:
+        if self.available and self.seatbelt:
+            return f"{self.engine} works (no network inside on macOS yet)"
         if self.available:
             relay = "socat found" if self.socat else "socat missing: no network inside"
             return f"{self.engine} works ({relay})"
@@ -40,7 +42,8 @@ class Availability:
 
 @functools.cache
 def probe() -> Availability:
-    """Run `bwrap --ro-bind / / --unshare-all true` once and report what it said."""
+    """Run `bwrap --ro-bind / / --unshare-all true` once and report what it said (macOS:
+    whether `sandbox-exec` is there)."""
     if sys.platform == "darwin":
         if Path(SANDBOX_EXEC).exists():
             # (socat stays False: no relay on macOS yet, so commands there have no network)
