@@ -220,7 +220,13 @@ class SandboxSide:
     def _remember_domain(self, domain: str, scope: Scope) -> None:
         """ "Always": `sandbox.network.allowedDomains` of the settings layer the user picked;
         read back next session as any allowed domain is (and now: the stamp moves)."""
-        keep_domain(scope, self.workspace, self.peri_home, domain)
+        path = keep_domain(scope, self.workspace, self.peri_home, domain)
+        if scope != "user" and not self.trusted:  # (a workspace's file may only narrow it then)
+            self._sandbox_note(
+                f"{domain} saved to {path}, but this workspace is not trusted: its files may "
+                "only narrow the sandbox, so the domain is asked again next session until you "
+                "trust the workspace (or keep it in your user settings)"
+            )
 
     def _sandbox_note(self, text: str) -> None:
         line = f"sandbox: {visible(text)}"

@@ -29,9 +29,9 @@ NETWORK = "Network"  # the sandbox's proxy asking about a new domain (`{"domain"
 # by the proxy next session), as the Network question offers them: the personal file first (the
 # default, as other approvals' "always"), then the shared one, then the user's own.
 NETWORK_LAYERS = (
-    ("local", ".peri/settings.local.json", "here, for me"),
-    ("project", ".peri/settings.json", "shared with the project"),
-    ("user", "user settings", "in all your projects"),
+    ("local", ".peri/settings.local.json", "Always, mine here"),
+    ("project", ".peri/settings.json", "Always, shared here"),
+    ("user", "user settings", "Always, all my projects"),
 )
 NETWORK_SAVED_TO = "sandbox.network.allowedDomains"
 
@@ -85,6 +85,8 @@ def line_count(tool: str, tool_input: dict[str, Any]) -> int:
     command = tool_input.get("command")
     if tool == "Bash" and isinstance(command, str):
         return len(content_lines(command) or [""])
+    if network_domain(tool, tool_input) is not None:
+        return 1  # (its body is one sentence)
     diff = diff_for(tool, tool_input)
     if diff is not None:
         return len(diff)
@@ -136,16 +138,12 @@ def choices_for(suggestions: Sequence[str], tool: str = "") -> list[Choice]:
     """Allow once; allow the suggested rules for the session or always in this project (only
     when there are rules to offer); deny; deny with a note. A domain: once, always, deny."""
     if tool == NETWORK:
-        domains = rules_text(suggestions) or "it"
-        (local, local_file, _), *others = NETWORK_LAYERS
+        # (the domain is in the question: each label keeps to one row at 60 columns)
         return [
             Choice("allow", "Allow once (this session)", "y"),
-            Choice(
-                "allow_project", f"Always allow {domains} here ({local_file})", "p", keep_in=local
-            ),
             *(
-                Choice("allow_project", f"Always, {where} ({file})", keep_in=layer)
-                for layer, file, where in others
+                Choice("allow_project", f"{label} ({file})", "p" if i == 0 else "", keep_in=layer)
+                for i, (layer, file, label) in enumerate(NETWORK_LAYERS)
             ),
             Choice("deny", "Deny", "n"),
         ]

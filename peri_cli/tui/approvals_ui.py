@@ -4,7 +4,6 @@ SubAgent's) gets the keys."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
@@ -72,28 +71,28 @@ def listen_network(app: AppPort, runtime: object) -> None:
 
 
 async def _ask_network(app: AppPort, event: PermissionRequested) -> None:
-    from peri_cli.tui.approval import network_domain, network_record
     from peri_cli.tui.bridge import make_prompt
-    from peri_cli.tui.widgets.permission_prompt import ApprovalRecord
 
     if app.quitting:
         if not event.future.done():
             event.future.set_result("deny")  # nothing left to ask on
         return
     prompt = make_prompt(event, app.runtime.workspace)
-    # A question the gate stopped waiting for (its time ran out) steps aside too.
-    event.future.add_done_callback(lambda _f: prompt.cancel())
+    event.future.add_done_callback(lambda _f: _network_answered(app, event, prompt))
     await app.approvals.ask(prompt)
     app.offer_approval(prompt)
-    try:
-        await asyncio.shield(event.future)
-    except asyncio.CancelledError:
-        if not event.future.cancelled():
-            raise  # the worker itself is stopped (the app closes)
+
+
+def _network_answered(app: AppPort, event: PermissionRequested, prompt: PermissionPrompt) -> None:
+    """The answer leaves a line in the conversation, as a tool's approval does, mounted as the
+    answer is given (so it stands before what the command did next); a question the gate stopped
+    waiting for (its time ran out) steps aside too."""
+    from peri_cli.tui.approval import network_domain, network_record
+    from peri_cli.tui.widgets.permission_prompt import ApprovalRecord
+
+    prompt.cancel()  # (a no-op once answered)
     if app.quitting:
         return
-    # The answer leaves a line in the conversation, as a tool's approval does.
-    domain = network_domain(event.tool, event.input) or "?"
     answer = None if event.future.cancelled() else event.future.result()
-    text = network_record(domain, answer, event.keep_in)
-    await app.conversation.add(ApprovalRecord(event.tool, answer, text=text))
+    text = network_record(network_domain(event.tool, event.input) or "?", answer, event.keep_in)
+    app.conversation.mount(ApprovalRecord(event.tool, answer, text=text))

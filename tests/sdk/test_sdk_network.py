@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 from peri_cli.sandbox.probe import probe
-from peri_cli.sdk import Allow, Deny, PermissionContext, ResultEvent, SystemEvent, query
+from peri_cli.sdk import (
+    Allow,
+    Deny,
+    PeriClient,
+    PermissionContext,
+    ResultEvent,
+    SystemEvent,
+    query,
+)
 from tests.fakeserver import FakeServer
 from tests.sandbox.pages import PAGE
 from tests.sdk.conftest import model_calls, options_for
@@ -102,3 +110,24 @@ async def test_an_always_that_cannot_be_saved_is_a_warning(
     ), texts
     assert (tmp_path / "real.json").read_text() == "{}"
     assert PAGE.decode().strip() in json.dumps(model_calls(server)[-1]["messages"][-1])
+
+
+async def test_always_in_an_untrusted_workspace_says_it_is_not_read_back(
+    server: FakeServer, tmp_path: Path, page_port: int
+) -> None:
+    async def ask(name: str, tool_input: dict[str, Any], ctx: PermissionContext) -> Allow | Deny:
+        return Allow(remember="project")
+
+    command = f"curl -s --max-time 20 http://localhost:{page_port}/"
+    server.set_script(
+        [{"tool_calls": [{"name": "Bash", "input": {"command": command}}]}, {"text": "ok"}]
+    )
+    options = options_for(server, tmp_path, sandbox={"enabled": True}, can_use_tool=ask)
+    async with PeriClient(options) as client:
+        trusted = client.runtime is not None and client.runtime.trusted
+        await client.send("go")
+        events = [e async for e in client.events()]
+    texts = [e.data.get("text", "") for e in events if isinstance(e, SystemEvent)]
+    said = any("this workspace is not trusted" in t for t in texts)
+    assert not trusted  # (a program's workspace is trusted only when it says so)
+    assert said, texts

@@ -169,7 +169,7 @@ def test_a_network_question_offers_once_always_deny() -> None:
         "deny",
     ]
     assert [c.keep_in for c in choices] == ["", "local", "project", "user", ""]
-    assert choices[1].label == "Always allow localhost here (.peri/settings.local.json)"
+    assert choices[1].label == "Always, mine here (.peri/settings.local.json)"
     assert ".peri/settings.json" in choices[2].label and "user settings" in choices[3].label
     body = approval_body("Network", {"domain": "[evil]"}, None).plain
     assert body.startswith("A sandboxed command wants to reach [evil]")

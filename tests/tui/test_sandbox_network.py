@@ -50,10 +50,10 @@ async def test_the_network_question_is_shown_and_always_saves_the_domain(
         await until(pilot, lambda: question in screen_text(app), what="the network question")
         screen = screen_text(app)
         assert "A sandboxed command wants to reach localhost" in screen, screen
-        assert "Allow once" in screen and "Always allow localhost here" in screen, screen
+        assert "Allow once" in screen and "Always, mine here" in screen, screen
         assert ".peri/settings.local.json" in screen, screen
-        assert "shared with the project (.peri/settings.json)" in screen, screen
-        assert "in all your projects (user settings)" in screen, screen
+        assert "Always, shared here (.peri/settings.json)" in screen, screen
+        assert "Always, all my projects (user settings)" in screen, screen
         await pilot.press("p")
         await until(pilot, lambda: len(requests(app)) >= 2 and not app.busy, what="the turn")
         local = json.loads((ws / ".peri" / "settings.local.json").read_text())
