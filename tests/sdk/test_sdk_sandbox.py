@@ -17,6 +17,7 @@ from peri_cli.sdk import (
     PeriError,
     PermissionContext,
     ResultEvent,
+    SystemEvent,
     query,
 )
 from tests.fakeserver import FakeServer
@@ -84,3 +85,23 @@ async def test_settings_edited_mid_session_apply_to_the_next_command(
     assert isinstance(events[-1], ResultEvent) and events[-1].result == "second"
     sent = json.dumps(model_calls(server)[-1]["messages"][-1])
     assert "TOP-SECRET" not in sent and "read denied by the sandbox" in sent, sent
+
+
+async def test_a_broken_settings_edit_keeps_the_last_policy_and_warns(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    echo = {"tool_calls": [{"name": "Bash", "input": {"command": "echo hi"}}]}
+    server.set_script([echo, {"text": "first"}, echo, {"text": "second"}])
+    options = options_for(server, tmp_path, sandbox={"enabled": True}, setting_sources=["local"])
+    ws = tmp_path / "ws"
+    async with PeriClient(options) as client:
+        await client.send("one")
+        [e async for e in client.events()]
+        (ws / ".peri").mkdir(exist_ok=True)
+        bad = {"sandbox": {"filesystem": {"denyRead": "not a list"}}}
+        (ws / ".peri" / "settings.local.json").write_text(json.dumps(bad))
+        await client.send("two")
+        events = [e async for e in client.events()]
+    texts = [e.data.get("text", "") for e in events if isinstance(e, SystemEvent)]
+    assert any("sandbox settings not applied" in t for t in texts), texts
+    assert isinstance(events[-1], ResultEvent) and events[-1].result == "second"
