@@ -4,6 +4,7 @@ the TUI offers, the tool call shown with its whole diff or command."""
 from __future__ import annotations
 
 import logging
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from peri_cli.acp.tools import asked_content, kind_of, plain, title_of
 from peri_cli.sdk import Allow, Deny, PermissionContext
+
+NETWORK_TOOL = "Network"  # (CONTRACT.md §8: a sandbox's question about a domain)
 
 log = logging.getLogger("peri.acp")
 
@@ -24,9 +27,31 @@ VERDICTS: dict[str, Allow | Deny] = {
 }
 
 
-def options_for(context: PermissionContext) -> list[PermissionOption]:
+def network_options(domain: str) -> list[PermissionOption]:
+    """A sandboxed command reaching a new domain: once (for the session), always (what the
+    TUI's default "always" does: `sandbox.network.allowedDomains` in the local settings), reject."""
+    shown = plain(domain, 80)
+    return [
+        PermissionOption(
+            option_id="allow_once", name=f"Allow {shown} for this session", kind="allow_once"
+        ),
+        PermissionOption(
+            option_id="allow_project",
+            name=f"Always allow {shown} in this project (.peri/settings.local.json)",
+            kind="allow_always",
+        ),
+        PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    ]
+
+
+def options_for(
+    context: PermissionContext, tool_name: str = "", tool_input: dict[str, Any] | None = None
+) -> list[PermissionOption]:
     """Allow once, for this session, always in this project; reject once, always. The kept
     ones only when a rule fits the call (a write outside the workspace has none)."""
+    domain = (tool_input or {}).get("domain")
+    if tool_name == NETWORK_TOOL and isinstance(domain, str):
+        return network_options(domain)
     rule = context.suggested_rule
     options = [PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once")]
     if rule:
@@ -68,7 +93,8 @@ class EditorAsker:
         if context.reason:
             title = plain(f"{title} ({context.reason})")
         call = ToolCallUpdate(
-            tool_call_id=context.tool_use_id,
+            # (a Network question belongs to no call of its own: it gets an id that says so)
+            tool_call_id=context.tool_use_id or f"network-{uuid.uuid4().hex[:12]}",
             title=title,
             kind=kind_of(tool_name),
             status="pending",
@@ -77,7 +103,9 @@ class EditorAsker:
         )
         try:
             answer = await self.conn.request_permission(
-                session_id=context.session_id, tool_call=call, options=options_for(context)
+                session_id=context.session_id,
+                tool_call=call,
+                options=options_for(context, tool_name, tool_input),
             )
         except Exception as e:  # the editor failed to answer: nothing runs unasked
             log.warning("request_permission failed: %s", e)

@@ -70,6 +70,9 @@ class PermissionRequested:
     deny_note: str = ""  # set before answering "deny": what the model is told instead
     tool_use_id: str = ""  # the call asked about
     updated_input: dict[str, Any] | None = None  # set before allowing: what runs instead
+    # Set before answering "allow_project": the settings layer that keeps it ("local",
+    # "project", "user"); empty: the local one. Only the sandbox's Network question reads it.
+    keep_in: str = ""
 
 
 @dataclass(frozen=True)

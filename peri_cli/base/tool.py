@@ -49,6 +49,9 @@ class SandboxedCommand:
     argv: list[str]
     env: dict[str, str]
     finish: Callable[[], None] = lambda: None
+    # What the sandbox's network proxy refused while it ran, in words for the model (or None);
+    # a refused HTTPS CONNECT leaves nothing in the command's own output to explain.
+    network: Callable[[], str | None] = lambda: None
 
 
 class CommandSandbox(Protocol):

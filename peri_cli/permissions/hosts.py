@@ -31,6 +31,23 @@ def canonical_host(host: str) -> str:
     return str(address) if address is not None else name
 
 
+_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
+def is_host_name(name: str) -> bool:
+    """Whether `name` (canonical, as `canonical_host` gives it) is one host a connection can
+    name: an IP address, or a DNS name of letters, digits, `-` and `_` in labels of at most 63
+    and 253 in all. What a command hands the proxy is untrusted: anything else (control
+    characters, spaces, a glob, megabytes) is refused before a person is asked about it."""
+    if not name or len(name) > _MAX_HOST:
+        return False
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return all(_LABEL.fullmatch(label) for label in name.split("."))
+    return True
+
+
 def host_matches(pattern: str, host: str) -> bool:
     """Whether `host` is what `pattern` names: one host in any spelling, or with `*` a glob over
     the canonical name (`*.example.com` is every subdomain of example.com, not itself)."""

@@ -20,6 +20,7 @@ _ERRORS = (
     "Operation not permitted",
     "No such file or directory",
     "Connection refused",
+    "Device or resource busy",  # a rename onto a guarded file (git writes config.lock, renames)
 )
 # `tool: 'path': error`, `bash: path: error`, `cannot touch 'path': error`, `open("path"): error`
 _PATH = re.compile(

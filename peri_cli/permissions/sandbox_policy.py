@@ -22,6 +22,8 @@ DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc")
 # In the workspace: what runs code when the user's own git runs, and what configures Peri and
 # Claude Code (a command must not widen its own rules). Read-only even before they exist.
 GUARDED_IN_WORKSPACE = (".git/hooks", ".git/config", ".claude", ".peri")
+# The same in each other git folder found in the workspace (`SandboxPlaces.git_dirs`).
+GUARDED_IN_GIT_DIR = ("hooks", "config")
 # Where host programs keep their Unix sockets: a read-only mount does not stop connect(), so
 # these get a fresh empty tmpfs instead.
 SOCKET_DIRS = ("/tmp", "/run", "/var/run")
@@ -141,6 +143,8 @@ class SandboxPlaces:
     peri_home: Path
     session_tmp: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    # Nested repositories' and submodules' git folders in the workspace (`sandbox/gitdirs.py`)
+    git_dirs: tuple[Path, ...] = ()
 
 
 def build_policy(
@@ -167,7 +171,7 @@ def build_policy(
         session_tmp=_real(places.session_tmp),
         writable=(workspace, _real(places.session_tmp), *paths(fs.allowWrite)),
         read_only=(peri_home, *paths(fs.denyWrite)),
-        guarded=tuple(workspace / rel for rel in GUARDED_IN_WORKSPACE),
+        guarded=_guarded(workspace, places.git_dirs),
         hidden=(*paths(DEFAULT_HIDDEN), peri_home / TRUST_FILE, *paths(fs.denyRead)),
         revealed=paths(fs.allowRead),
         masked=masked_real,
@@ -180,6 +184,15 @@ def build_policy(
         excluded_commands=tuple(settings.excludedCommands),
         env_extra={"TMPDIR": str(_real(places.session_tmp))},
     )
+
+
+def _guarded(workspace: Path, git_dirs: Iterable[Path]) -> tuple[Path, ...]:
+    guarded = [workspace / rel for rel in GUARDED_IN_WORKSPACE]
+    for git_dir in git_dirs:
+        real = _real(git_dir)
+        if workspace in real.parents:  # (a link out of the workspace guards nothing here)
+            guarded += [real / name for name in GUARDED_IN_GIT_DIR]
+    return tuple(dict.fromkeys(guarded))
 
 
 def resolve_path(value: str, places: SandboxPlaces) -> Path:

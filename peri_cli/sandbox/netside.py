@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from peri_cli.sandbox.gate import Ask, DomainGate, Remember
@@ -30,9 +30,10 @@ class SessionNetwork:
         *,
         ask: Ask | None,
         remember: Remember | None,
+        on_note: Callable[[str], None] | None = None,
     ) -> None:
         self.socket_path = socket_path
-        self.gate = DomainGate(allowed, denied, ask=ask, remember=remember)
+        self.gate = DomainGate(allowed, denied, ask=ask, remember=remember, on_note=on_note)
         self.proxy = DomainProxy(self.gate, socket_path)
         self._sock = listen(socket_path)
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -8,7 +8,11 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
+from peri_cli.sandbox.seatbelt import SANDBOX_EXEC
+
+SEATBELT = "Seatbelt (sandbox-exec)"
 PROBE = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"]
 INSTALL_LINE = (
     "install bubblewrap and socat (Debian/Ubuntu: `sudo apt-get install bubblewrap socat`; "
@@ -21,21 +25,30 @@ class Availability:
     available: bool
     why_not: str = ""  # what failed, with what to do about it
     socat: bool = False  # the network relay (without it the sandbox has no network at all)
+    engine: str = "bubblewrap"
+
+    @property
+    def seatbelt(self) -> bool:
+        return self.engine == SEATBELT
 
     def describe(self) -> str:
+        if self.available and self.seatbelt:
+            return f"{self.engine} works (no network inside on macOS yet)"
         if self.available:
             relay = "socat found" if self.socat else "socat missing: no network inside"
-            return f"bubblewrap works ({relay})"
+            return f"{self.engine} works ({relay})"
         return self.why_not
 
 
 @functools.cache
 def probe() -> Availability:
-    """Run `bwrap --ro-bind / / --unshare-all true` once and report what it said."""
+    """Run `bwrap --ro-bind / / --unshare-all true` once and report what it said (macOS:
+    whether `sandbox-exec` is there)."""
     if sys.platform == "darwin":
-        return Availability(
-            False, "the macOS sandbox (Seatbelt) is not wired to Bash yet; commands run unsandboxed"
-        )
+        if Path(SANDBOX_EXEC).exists():
+            # (socat stays False: no relay on macOS yet, so commands there have no network)
+            return Availability(True, engine=SEATBELT)
+        return Availability(False, f"{SANDBOX_EXEC} is missing; commands run unsandboxed")
     if not sys.platform.startswith("linux"):
         return Availability(False, f"no sandbox for {sys.platform}")
     if shutil.which("bwrap") is None:

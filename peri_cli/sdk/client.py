@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from peri_cli.agent.host import StartupError
+from peri_cli.base.events import Notice
 from peri_cli.base.modes import MODES
 from peri_cli.base.settings import SettingsLayer
 from peri_cli.extensions.commands import COMMANDS, parse_command
@@ -101,7 +102,8 @@ class PeriClient:
         if self.runtime is not None:
             return
         try:
-            self.runtime = build_from_spec(self._spec or spec_from_options(self.options))
+            spec = self._spec or spec_from_options(self.options)
+            self.runtime = build_from_spec(spec)
         except StartupError as e:
             raise PeriError(str(e), e.exit_code) from e
         agent = self.runtime.agent
@@ -109,6 +111,7 @@ class PeriClient:
         self._asker = Asker(self.options.can_use_tool, agent.policy, self.session_id)
         # a sandboxed command's new domain: can_use_tool("Network", {"domain": ...}) or denied
         self.runtime.network_asker = network_ask(self.options.can_use_tool, self.session_id)
+        self.runtime.sandbox_sources = spec.setting_sources  # the files it reads again on change
 
     @property
     def session_id(self) -> str:
@@ -177,6 +180,8 @@ class PeriClient:
             for notice in self._asker.notices:
                 run.core(notice)
             self._asker.notices.clear()
+            for line in runtime.take_sandbox_notes():  # (a domain's "always" not saved, ...)
+                run.core(Notice(line, "warning"))
             self._queue.put_nowait(run.out.result_event(runtime.agent))
 
     async def events(self) -> AsyncIterator[Event]:

@@ -1,13 +1,14 @@
 """The sandbox proxy's question about a new domain, answered by the program's `can_use_tool`
 as `can_use_tool("Network", {"domain": ...})`; without one (headless) every new domain is denied.
 
-`Allow(remember="project")` is "always": the gate then keeps the domain in the settings file its
-caller chose (`sandbox.network.allowedDomains`); any other Allow lets it through for the session."""
+`Allow(remember="project")` is "always": the gate then keeps the domain in
+`sandbox.network.allowedDomains` of the layer `Allow.keep_in` names (the local settings unless it
+says "project" or "user"); any other Allow lets it through for the session."""
 
 from __future__ import annotations
 
 from peri_cli.sandbox.asking import NETWORK_TOOL
-from peri_cli.sandbox.gate import Answer, Ask
+from peri_cli.sandbox.gate import Always, Answer, Ask
 from peri_cli.sdk.options import Allow, CanUseTool, PermissionContext
 
 
@@ -30,6 +31,8 @@ def network_ask(can_use_tool: CanUseTool | None, session_id: str) -> Ask | None:
             return "deny"
         if not isinstance(verdict, Allow):
             return "deny"
-        return "always" if verdict.remember == "project" else "allow"
+        if verdict.remember != "project":
+            return "allow"
+        return Always(verdict.keep_in or "local")
 
     return ask

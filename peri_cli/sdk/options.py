@@ -18,10 +18,13 @@ SettingSource = Literal["user", "project", "local"]
 class Allow:
     """Run the call, with `updated_input` instead of the model's when given. `remember`:
     "session" keeps the suggested rule for this session, "project" also writes it to
-    `.peri/settings.local.json` (the TUI's "allow for this session" / "always in this project")."""
+    `.peri/settings.local.json` (the TUI's "allow for this session" / "always in this project").
+    `keep_in`: for a sandbox's Network question, the settings layer "project" writes the domain
+    to: "local" (the default), "project" (`.peri/settings.json`) or "user" (PERI_HOME's)."""
 
     updated_input: dict[str, Any] | None = None
     remember: Remember | None = None
+    keep_in: SettingSource | None = None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,21 +18,23 @@ from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import CommandSandbox
 from peri_cli.permissions.call_facts import RuleContext
 from peri_cli.permissions.rule_sources import RuleSet
-from peri_cli.permissions.rulefile import LOCAL_SETTINGS_FILE, RuleFileError
+from peri_cli.permissions.rulefile import RuleFileError
 from peri_cli.permissions.sandbox_file import SWITCHES, write_switch
 from peri_cli.permissions.sandbox_policy import SandboxPlaces, SandboxPolicy, build_policy
 from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
-from peri_cli.sandbox.allowlist import add_allowed_domain
+from peri_cli.sandbox.allowlist import keep_domain
 from peri_cli.sandbox.asking import ask_through_events
-from peri_cli.sandbox.gate import Answer, Ask
+from peri_cli.sandbox.gate import Answer, Ask, Scope
+from peri_cli.sandbox.gitdirs import nested_git_dirs
 from peri_cli.sandbox.netside import SOCKET_NAME, SessionNetwork
 from peri_cli.sandbox.probe import Availability, probe
-from peri_cli.sandbox.runner import BwrapSandbox
+from peri_cli.sandbox.runner import BwrapSandbox, SeatbeltSandbox
+from peri_cli.sdk import sandboxreload
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from peri_cli.base.settings import LoadedSettings
+    from peri_cli.base.settings import LoadedSettings, SettingsLayer
 
 # Starts the domain proxy for a policy and returns its Unix socket (None: no network inside).
 ProxyStarter = Callable[[SandboxPolicy], Path | None]
@@ -45,9 +47,13 @@ def sandbox_settings(
     only narrow it."""
     if loaded is None:
         return SandboxSettings(), []
+    return _merged(loaded.layers, trusted=trusted)
+
+
+def _merged(layers: Iterable[SettingsLayer], *, trusted: bool) -> tuple[SandboxSettings, list[str]]:
     return merge_sandbox(
         (layer.path, trusted or not layer.from_workspace, layer.data["sandbox"])
-        for layer in loaded.layers
+        for layer in layers
         if isinstance(layer.data.get("sandbox"), dict)
     )
 
@@ -75,6 +81,15 @@ class SandboxSide:
     # Who answers a new domain (the face sets it: `network_ask`, `ask_network_through`); None:
     # denied unless allowed, as headless.
     network_asker: Ask | None = None
+    # Who shows the sandbox's notes (a domain's "always" not saved) as they happen (the TUI);
+    # None: they wait in `sandbox_notes` for the run's end (`take_sandbox_notes`).
+    sandbox_noticer: Callable[[str], None] | None = None
+    _sandbox_notes: list[str] | None = None
+    _sandbox_home: Path | None = None
+    _sandbox_stamp: sandboxreload.Stamp | None = None
+    # The settings layers this session reads (a program's `setting_sources`; None: all of them),
+    # which a sandboxed command's start reads again when they changed.
+    sandbox_sources: Collection[Scope] | None = None
 
     def check_sandbox(self) -> None:
         """Read the settings and check availability; StartupError when it is required and cannot
@@ -116,23 +131,70 @@ class SandboxSide:
         if not self.sandbox_active:
             return None
         if self._sandbox_runner is None:
-            assert self._sandbox is not None
             self._sandbox_tmp = Path(tempfile.mkdtemp(prefix="peri-session-"))
-            places = SandboxPlaces(
-                self.workspace, home, self.peri_home, self._sandbox_tmp, self.env
-            )
-            policy = build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
+            self._sandbox_home = home
+            self._sandbox_stamp = sandboxreload.stamp(self._watched().values())
+            policy = self._policy()
             if probe().socat:
                 policy = policy.with_proxy((self.start_proxy or self._start_network)(policy))
-            gate = self.sandbox_gate()
             context = RuleContext(self.workspace, self.trusted, home)
             network = self._network
-            self._sandbox_runner = BwrapSandbox(
+
+            def before() -> None:
+                self.refresh_sandbox()
+                if network is not None:
+                    network.serve()
+
+            runner = SeatbeltSandbox if probe().seatbelt else BwrapSandbox
+            self._sandbox_runner = runner(
                 policy,
-                lambda c: gate.is_excluded(c, context),
-                before=network.serve if network is not None else lambda: None,
+                lambda c: self.sandbox_gate().is_excluded(c, context),
+                before=before,
+                gate=network.gate if network is not None else None,
             )
         return self._sandbox_runner
+
+    def _policy(self) -> SandboxPolicy:
+        assert self._sandbox is not None and self._sandbox_tmp is not None
+        assert self._sandbox_home is not None
+        places = SandboxPlaces(
+            self.workspace,
+            self._sandbox_home,
+            self.peri_home,
+            self._sandbox_tmp,
+            self.env,
+            git_dirs=nested_git_dirs(self.workspace),
+        )
+        return build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
+
+    def _watched(self) -> dict[Scope, Path]:
+        return sandboxreload.watched(self.sandbox_sources, self.workspace, self.peri_home)
+
+    def refresh_sandbox(self) -> None:
+        """Settings files changed since the last command: the next command runs under the
+        policy they give now (paths, domains, excluded commands, the switches). Whether the
+        sandbox is on at all stays as the session started (tools were given it or not)."""
+        runner, files = self._sandbox_runner, self._watched()
+        now = sandboxreload.stamp(files.values())
+        if runner is None or self._sandbox is None or now == self._sandbox_stamp:
+            return
+        self._sandbox_stamp = now
+        try:
+            layers = sandboxreload.reread(self.loaded, files, self.workspace, self.peri_home)
+            fresh, _ = _merged(layers, trusted=self.trusted)
+        except SettingsError as e:
+            self._sandbox_note(f"sandbox settings not applied (the last ones stay): {e}")
+            return
+        self._sandbox = fresh.model_copy(update={"enabled": self._sandbox.enabled})
+        runner.policy = self._policy().with_proxy(runner.policy.proxy_socket)
+        if self._network is not None:
+            self._network.gate.set_lists(runner.policy.domains, runner.policy.denied_domains)
+        self._apply_gate()
+
+    def _apply_gate(self) -> None:
+        agent = getattr(self, "agent", None)
+        if agent is not None:  # SubAgents share its policy
+            agent.policy.sandbox = self.sandbox_gate()
 
     def _start_network(self, policy: SandboxPolicy) -> Path | None:
         """The session's domain proxy, on a private socket in its temporary directory."""
@@ -144,6 +206,7 @@ class SandboxSide:
                 policy.denied_domains,
                 ask=self._ask_domain,
                 remember=self._remember_domain,
+                on_note=self._sandbox_note,
             )
         except OSError as e:
             self.warnings.append(f"sandbox: no network inside, the proxy cannot start: {e}")
@@ -154,9 +217,30 @@ class SandboxSide:
         ask = self.network_asker
         return "deny" if ask is None else await ask(domain)
 
-    def _remember_domain(self, domain: str) -> None:
-        """ "Always": the workspace's local settings (`sandbox.network.allowedDomains`)."""
-        add_allowed_domain(self.workspace / ".peri" / LOCAL_SETTINGS_FILE, domain)
+    def _remember_domain(self, domain: str, scope: Scope) -> None:
+        """ "Always": `sandbox.network.allowedDomains` of the settings layer the user picked;
+        read back next session as any allowed domain is (and now: the stamp moves)."""
+        path = keep_domain(scope, self.workspace, self.peri_home, domain)
+        if scope != "user" and not self.trusted:  # (a workspace's file may only narrow it then)
+            self._sandbox_note(
+                f"{domain} saved to {path}, but this workspace is not trusted: its files may "
+                "only narrow the sandbox, so the domain is asked again next session until you "
+                "trust the workspace (or keep it in your user settings)"
+            )
+
+    def _sandbox_note(self, text: str) -> None:
+        line = f"sandbox: {visible(text)}"
+        if self.sandbox_noticer is not None:
+            self.sandbox_noticer(line)
+            return
+        if self._sandbox_notes is None:
+            self._sandbox_notes = []
+        self._sandbox_notes.append(line)
+
+    def take_sandbox_notes(self) -> list[str]:
+        """The notes no face has shown yet (the SDK makes them warnings at a run's end)."""
+        notes, self._sandbox_notes = self._sandbox_notes or [], None
+        return notes
 
     def ask_network_through(self, emit: Callable[[PermissionRequested], None]) -> None:
         """A face that answers events (the TUI): each new domain is a `PermissionRequested`
@@ -193,9 +277,7 @@ class SandboxSide:
         except (OSError, ValueError, RuleFileError) as e:
             return f"could not save sandbox.{key}: {visible(str(e))}"
         self._sandbox = (self._sandbox or SandboxSettings()).model_copy(update={key: value})
-        agent = getattr(self, "agent", None)
-        if agent is not None:
-            agent.policy.sandbox = self.sandbox_gate()
+        self._apply_gate()
         return f"sandbox.{key} is now {str(value).lower()} (saved to {path})"
 
     def close_sandbox(self) -> None:

@@ -108,7 +108,7 @@ class BashTool(PydanticTool[BashParams]):
         finally:
             launch.finish()
         if ctx.sandbox is not None and launch.sandboxed:
-            return _explained(output, ctx.sandbox, ctx.workspace)
+            return _explained(output, ctx.sandbox, ctx.workspace, launch)
         return output
 
     def terminate_background(self) -> None:

@@ -22,6 +22,7 @@ class Launch:
     env: dict[str, str]
     sandboxed: bool = False
     finish: Callable[[], None] = field(default=lambda: None)
+    network: Callable[[], str | None] = field(default=lambda: None)  # what the proxy refused
 
 
 def launch(command: str, ctx: ToolContext, *, outside: bool = False) -> Launch:
@@ -32,16 +33,20 @@ def launch(command: str, ctx: ToolContext, *, outside: bool = False) -> Launch:
     if sandbox is None or outside or not sandbox.covers(command):
         return Launch(argv, dict(ctx.env))
     wrapped = sandbox.wrap(argv, ctx.env, ctx.workspace)
-    return Launch(wrapped.argv, wrapped.env, sandboxed=True, finish=wrapped.finish)
+    return Launch(wrapped.argv, wrapped.env, True, wrapped.finish, wrapped.network)
 
 
-def explained(output: ToolOutput, sandbox: CommandSandbox, cwd: Path) -> ToolOutput:
-    """`output` with a line naming each path the sandbox refused, if any."""
+def explained(
+    output: ToolOutput, sandbox: CommandSandbox, cwd: Path, launch: Launch | None = None
+) -> ToolOutput:
+    """`output` with a line naming each path the sandbox refused, and each domain its proxy
+    refused while the command ran, if any."""
     text = "".join(p.text for p in output.content if isinstance(p, TextPart))
-    note = sandbox.explain(text, cwd)
-    if note is None:
+    notes = [sandbox.explain(text, cwd), launch.network() if launch is not None else None]
+    added = [TextPart(text=f"\n[sandbox] {note}") for note in notes if note]
+    if not added:
         return output
-    return ToolOutput([*output.content, TextPart(text=f"\n[sandbox] {note}")], output.is_error)
+    return ToolOutput([*output.content, *added], output.is_error)
 
 
 def helper_launch(argv: list[str], ctx: ToolContext) -> Launch:

@@ -25,7 +25,15 @@ if TYPE_CHECKING:
 
 _DIFF_TEXT_KEYS = frozenset({"file_path", "content", "old_string", "new_string"})
 NETWORK = "Network"  # the sandbox's proxy asking about a new domain (`{"domain": ...}`)
-NETWORK_SAVED_TO = "sandbox.network.allowedDomains in .peri/settings.local.json"
+# Where "always" keeps a domain (`sandbox.network.allowedDomains` of a settings layer, read back
+# by the proxy next session), as the Network question offers them: the personal file first (the
+# default, as other approvals' "always"), then the shared one, then the user's own.
+NETWORK_LAYERS = (
+    ("local", ".peri/settings.local.json", "Always, mine here"),
+    ("project", ".peri/settings.json", "Always, shared here"),
+    ("user", "user settings", "Always, all my projects"),
+)
+NETWORK_SAVED_TO = "sandbox.network.allowedDomains"
 
 
 def network_domain(tool: str, tool_input: dict[str, Any]) -> str | None:
@@ -77,6 +85,8 @@ def line_count(tool: str, tool_input: dict[str, Any]) -> int:
     command = tool_input.get("command")
     if tool == "Bash" and isinstance(command, str):
         return len(content_lines(command) or [""])
+    if network_domain(tool, tool_input) is not None:
+        return 1  # (its body is one sentence)
     diff = diff_for(tool, tool_input)
     if diff is not None:
         return len(diff)
@@ -117,6 +127,7 @@ class Choice:
     label: str
     key: str = ""
     note: bool = False  # a deny that first asks for a note to the model
+    keep_in: str = ""  # "always" for a domain: the settings layer that keeps it
 
 
 def rules_text(suggestions: Sequence[str]) -> str:
@@ -127,10 +138,13 @@ def choices_for(suggestions: Sequence[str], tool: str = "") -> list[Choice]:
     """Allow once; allow the suggested rules for the session or always in this project (only
     when there are rules to offer); deny; deny with a note. A domain: once, always, deny."""
     if tool == NETWORK:
-        domains = rules_text(suggestions) or "it"
+        # (the domain is in the question: each label keeps to one row at 60 columns)
         return [
             Choice("allow", "Allow once (this session)", "y"),
-            Choice("allow_project", f"Always allow {domains} (saved to {NETWORK_SAVED_TO})", "p"),
+            *(
+                Choice("allow_project", f"{label} ({file})", "p" if i == 0 else "", keep_in=layer)
+                for i, (layer, file, label) in enumerate(NETWORK_LAYERS)
+            ),
             Choice("deny", "Deny", "n"),
         ]
     out = [Choice("allow", "Allow once", "y")]
@@ -149,6 +163,18 @@ def record_text(answer: PermissionAnswer | None, note: str = "") -> str:
     if answer == "deny" and note:
         return f"denied, with a note: {note}"
     return RECORD.get(answer or "", "not answered (the turn was stopped)")
+
+
+def network_record(domain: str, answer: PermissionAnswer | None, keep_in: str) -> str:
+    """What became of a Network question, for its one-line record."""
+    if answer == "allow_project":
+        file = next((f for layer, f, _ in NETWORK_LAYERS if layer == keep_in), NETWORK_LAYERS[0][1])
+        return f"{domain} always allowed (saved to {NETWORK_SAVED_TO} in {file})"
+    if answer in ("allow", "allow_session"):
+        return f"{domain} allowed for this session"
+    if answer == "deny":
+        return f"{domain} denied"
+    return f"{domain} not answered (denied)"
 
 
 RECORD: dict[str, str] = {

@@ -59,10 +59,15 @@ def fit(app: AppPort) -> None:
 
 def listen_network(app: AppPort, runtime: object) -> None:
     """The sandbox's questions about new domains come as `PermissionRequested` events ("Network")
-    at any moment of a turn: each goes to the approval dock like a tool's."""
+    at any moment of a turn: each goes to the approval dock like a tool's. Its notes (an
+    "always" that could not be saved) become notices as they happen."""
     hook = getattr(runtime, "ask_network_through", None)
     if callable(hook):
         hook(lambda event: app.run_worker(_ask_network(app, event), group="network"))
+    if hasattr(runtime, "sandbox_noticer"):
+        runtime.sandbox_noticer = lambda line: app.run_worker(
+            app.notice(line, "warning"), group="network"
+        )
 
 
 async def _ask_network(app: AppPort, event: PermissionRequested) -> None:
@@ -73,5 +78,21 @@ async def _ask_network(app: AppPort, event: PermissionRequested) -> None:
             event.future.set_result("deny")  # nothing left to ask on
         return
     prompt = make_prompt(event, app.runtime.workspace)
+    event.future.add_done_callback(lambda _f: _network_answered(app, event, prompt))
     await app.approvals.ask(prompt)
     app.offer_approval(prompt)
+
+
+def _network_answered(app: AppPort, event: PermissionRequested, prompt: PermissionPrompt) -> None:
+    """The answer leaves a line in the conversation, as a tool's approval does, mounted as the
+    answer is given (so it stands before what the command did next); a question the gate stopped
+    waiting for (its time ran out) steps aside too."""
+    from peri_cli.tui.approval import network_domain, network_record
+    from peri_cli.tui.widgets.permission_prompt import ApprovalRecord
+
+    prompt.cancel()  # (a no-op once answered)
+    if app.quitting:
+        return
+    answer = None if event.future.cancelled() else event.future.result()
+    text = network_record(network_domain(event.tool, event.input) or "?", answer, event.keep_in)
+    app.conversation.mount(ApprovalRecord(event.tool, answer, text=text))

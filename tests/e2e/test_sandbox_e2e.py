@@ -91,6 +91,38 @@ def test_escapes_fail_clearly_and_change_nothing(peri: Peri) -> None:
     assert not (peri.workspace / ".claude").exists()  # not even the mount point is left
 
 
+def test_nested_repositories_and_submodules_are_guarded_too(peri: Peri) -> None:
+    sandboxed(peri)
+    lib = peri.workspace / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(lib)], check=True)
+    module = peri.workspace / ".git" / "modules" / "sub"
+    (module / "hooks").mkdir(parents=True)
+    (module / "HEAD").write_text("ref: refs/heads/main\n")
+    (module / "config").write_text("[core]\n")
+    before = (lib / ".git" / "config").read_bytes()
+    hook, config, git_config, module_hook, module_config, inside = run_calls(
+        peri,
+        [
+            bash("echo 'touch /tmp/pwned' > vendor/lib/.git/hooks/pre-commit"),
+            bash("echo '[core] fsmonitor = evil' >> vendor/lib/.git/config"),
+            bash("git -C vendor/lib config core.hooksPath /tmp/evil"),
+            bash("echo x > .git/modules/sub/hooks/post-checkout"),
+            bash("echo y >> .git/modules/sub/config"),
+            bash("echo fine > vendor/lib/file.txt && echo done"),
+        ],
+    )
+    for result in (hook, config, module_hook, module_config):
+        assert "write to a protected path denied by the sandbox" in result, result
+    assert "could not write config file" in git_config, git_config
+    assert "denied by the sandbox" in git_config, git_config  # (git renames config.lock onto it)
+    assert not (lib / ".git" / "hooks" / "pre-commit").exists()
+    assert (lib / ".git" / "config").read_bytes() == before
+    assert not (module / "hooks" / "post-checkout").exists()
+    assert (module / "config").read_text() == "[core]\n"
+    assert "done" in inside and (lib / "file.txt").read_text() == "fine\n"  # the rest is writable
+
+
 def test_workspace_and_session_temp_are_writable_and_default_mode_asks_nothing(
     peri: Peri,
 ) -> None:

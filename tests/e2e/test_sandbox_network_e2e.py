@@ -39,3 +39,12 @@ def test_a_new_domain_is_denied_in_headless_mode(peri: Peri, page_port: int) -> 
     (result,) = run_calls(peri, [bash(f"curl -s --max-time 20 http://localhost:{page_port}/")])
     assert PAGE.decode().strip() not in result, result
     assert "localhost is not an allowed domain" in result, result
+
+
+def test_a_refused_https_connect_is_named_in_the_result(peri: Peri, page_port: int) -> None:
+    """curl says only "CONNECT tunnel failed, response 403": the result says what refused it,
+    so the model knows to ask for the domain."""
+    sandboxed(peri, network={"allowedDomains": ["localhost"]})
+    (result,) = run_calls(peri, [bash(f"curl -s --max-time 20 https://127.0.0.1:{page_port}/")])
+    assert "[sandbox] network access to 127.0.0.1 refused by the sandbox" in result, result
+    assert "ask the user to allow a domain" in result, result

@@ -197,7 +197,7 @@ async def test_a_new_domain_is_asked_once_and_always_persists(
     settings.parent.mkdir()
     settings.write_text('{"model": "x", "sandbox": {"network": {"allowedDomains": ["a.org"]}}}')
     asker = Asker({"localhost": "always", "127.0.0.1": "deny"})
-    gate = DomainGate(ask=asker, remember=lambda d: add_allowed_domain(settings, d))
+    gate = DomainGate(ask=asker, remember=lambda d, _scope: add_allowed_domain(settings, d))
     path = sock_dir / "proxy.sock"
     async with DomainProxy(gate, path):
         request = f"GET http://localhost:{origin}/x HTTP/1.1\r\n\r\n".encode()

@@ -161,8 +161,16 @@ def test_a_network_question_offers_once_always_deny() -> None:
     from peri_cli.tui.approval import approval_body, choices_for, subject
 
     choices = choices_for(["localhost"], "Network")
-    assert [c.answer for c in choices] == ["allow", "allow_project", "deny"]
-    assert "sandbox.network.allowedDomains in .peri/settings.local.json" in choices[1].label
+    assert [c.answer for c in choices] == [
+        "allow",
+        "allow_project",
+        "allow_project",
+        "allow_project",
+        "deny",
+    ]
+    assert [c.keep_in for c in choices] == ["", "local", "project", "user", ""]
+    assert choices[1].label == "Always, mine here (.peri/settings.local.json)"
+    assert ".peri/settings.json" in choices[2].label and "user settings" in choices[3].label
     body = approval_body("Network", {"domain": "[evil]"}, None).plain
     assert body.startswith("A sandboxed command wants to reach [evil]")
     assert subject("Network", {"domain": "x.test"}).plain == "a sandboxed command to reach x.test"

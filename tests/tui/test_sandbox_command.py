@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
 from peri_cli.sandbox.probe import probe
 from peri_cli.tui.app import PeriApp
 
-from .harness import FIXED_NOW, send, until
+from .harness import FIXED_NOW, screen_text, send, until
 from .test_extension_commands import SIZE, builder, ready, rows, user_settings
 
 pytestmark = pytest.mark.skipif(not probe().available, reason=probe().why_not)
@@ -42,3 +43,25 @@ async def test_sandbox_shows_and_switches(ws: Path, tmp_path: Path) -> None:
         assert app.runtime.agent.policy.sandbox.auto_allow is False
         await send(pilot, "/sandbox fallback maybe")
         await until(pilot, lambda: any("Usage: /sandbox" in r for r in rows(app)), what="usage")
+
+
+async def test_a_switch_applies_to_the_next_command(ws: Path, tmp_path: Path) -> None:
+    """`/sandbox auto off` mid-session: the next sandboxed command asks, with no restart."""
+    user_settings(tmp_path, sandbox={"enabled": True})
+    replies = [
+        ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "echo one > one.txt"})]),
+        ScriptedReply(text="first"),
+        ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "echo two > two.txt"})]),
+        ScriptedReply(text="second"),
+    ]
+    app = PeriApp(builder(tmp_path, replies=replies), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "first")
+        assert (ws / "one.txt").exists()  # auto-allowed in the sandbox: nothing asked
+        await send(pilot, "/sandbox auto off")
+        await send(pilot, "second", wait=False)
+        await until(pilot, lambda: "Allow Bash?" in screen_text(app), what="the question")
+        await pilot.press("n")
+        await until(pilot, lambda: not app.busy, what="the turn")
+        assert not (ws / "two.txt").exists()

@@ -80,6 +80,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         Binding("3", "pick(2)", "", show=False),
         Binding("4", "pick(3)", "", show=False),
         Binding("5", "pick(4)", "", show=False),
+        Binding("6", "pick(5)", "", show=False),
         Binding("y", "letter('y')", "Allow once"),
         Binding("a", "letter('a')", "Allow for session", show=False),
         Binding("p", "letter('p')", "Always allow here", show=False),
@@ -237,8 +238,10 @@ class PermissionPrompt(Vertical, can_focus=True):
     def _take(self, choice: Choice) -> None:
         if choice.note:
             self.ask_note()
-        else:
-            self.action_answer(choice.answer)
+            return
+        if self.request is not None and choice.keep_in and not self.answered:
+            self.request.keep_in = choice.keep_in  # (read once the future is set)
+        self.action_answer(choice.answer)
 
     def ask_note(self) -> None:
         """Show the one-line note input; Enter denies with what was typed."""
@@ -305,10 +308,14 @@ class ApprovalRecord(Static):
     ApprovalRecord { margin: 1 0 0 0; padding: 0 1; color: $text-muted; }
     """
 
-    def __init__(self, tool: str, answer: PermissionAnswer | None, note: str = "") -> None:
+    def __init__(
+        self, tool: str, answer: PermissionAnswer | None, note: str = "", *, text: str = ""
+    ) -> None:
+        """`text`: what became of it, when not the usual words (a Network question's)."""
         self.tool = tool
         self.answer = answer
-        super().__init__(Content.assemble(plain(tool), ": ", plain(record_text(answer, note))))
+        said = text or record_text(answer, note)
+        super().__init__(Content.assemble(plain(tool), ": ", plain(said)))
 
 
 class ApprovalDock(Vertical):
