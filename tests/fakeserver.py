@@ -39,6 +39,9 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
   {"error_event": "overloaded_error"}             an in-stream error event after `cut_after`
                                                   events (default 1)
   {"delay": 0.05}                                 seconds to sleep before each event
+  {"pace": 1.8}                                   spread the events evenly over 1.8 s (event i
+                                                  is sent no earlier than i/n of it): a pinned
+                                                  rate whatever the machine's speed
   {"when": "task one", ...}                       only for a request whose first user message
                                                   contains "task one" (concurrent SubAgents each
                                                   take their own items, in order)
@@ -517,6 +520,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         delay = float(item.get("delay", 0))
         cut_after = item.get("cut_after")
+        pace = float(item.get("pace", 0))
+        if pace:
+            events = iter(all_events := list(events))
+            step, start = pace / max(1, len(all_events)), time.monotonic()
         sent = 0
         try:
             for event in events:
@@ -526,6 +533,8 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 if delay:
                     time.sleep(delay)
+                if pace and (ahead := start + sent * step - time.monotonic()) > 0:
+                    time.sleep(ahead)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
                 self.wfile.flush()
                 sent += 1
