@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from typing import Any, BinaryIO
 
@@ -26,6 +27,8 @@ from peri_cli.providers.batching import Item, StreamEnd
 from peri_cli.providers.wire import dump_items, load_request
 
 FRAME = 1 / 60  # seconds: a stream's events are written at most this often
+# Parsing yields the CPU to the UI: on a busy machine a key press outranks the next delta.
+NICENESS = 5
 LINE_LIMIT = 1 << 30  # a request carries the whole conversation
 
 
@@ -104,6 +107,9 @@ async def serve(reader: asyncio.StreamReader, out: BinaryIO) -> None:
 
 
 async def main() -> None:
+    if hasattr(os, "nice"):
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

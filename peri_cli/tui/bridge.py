@@ -28,6 +28,7 @@ from peri_cli.base.events import (
 from peri_cli.base.messages import Message, Usage
 from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
 from peri_cli.base.retry import Retrying
+from peri_cli.tui.markdown.blocks import warm as warm_markdown
 from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.assistant_message import AssistantMessage as AssistantView
 from peri_cli.tui.widgets.conversation import Conversation
@@ -182,6 +183,7 @@ class Bridge:
             await self._record_answers()
         match event:
             case TurnStarted():
+                warm_markdown()
                 await self._finish_text()
                 self.assistant, self.thinking, self.attempt = None, None, []
                 self.status.busy("thinking")
