@@ -63,6 +63,10 @@ class ProcessProvider:
                 self._write(proc, self._config)
             return self._proc
 
+    def warm(self) -> None:
+        """Start the worker now: it loads its SDK while the user types the first prompt."""
+        self._worker()
+
     def _send(self, data: dict[str, Any]) -> subprocess.Popen[bytes]:
         proc = self._worker()
         self._write(proc, data)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import os
 import sys
@@ -99,6 +100,11 @@ async def serve(reader: asyncio.StreamReader, out: BinaryIO) -> None:
     provider = make_provider(
         config["provider"], api_key=config.get("api_key"), base_url=config.get("base_url")
     )
+    with contextlib.suppress(ImportError):  # the first request need not wait for it
+        importlib.import_module(config["provider"])  # (the SDK is named as its provider)
+    if hasattr(os, "nice"):  # loaded: now parsing yields the CPU to the UI
+        with contextlib.suppress(OSError):
+            os.nice(NICENESS)
     worker = Worker(provider, out)
     while line := await reader.readline():
         worker.handle(json.loads(line))
@@ -107,9 +113,6 @@ async def serve(reader: asyncio.StreamReader, out: BinaryIO) -> None:
 
 
 async def main() -> None:
-    if hasattr(os, "nice"):
-        with contextlib.suppress(OSError):
-            os.nice(NICENESS)
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)

@@ -383,6 +383,8 @@ class _LazyProvider:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self.name = runtime.provider_name
+        if runtime.interactive and not runtime.credentials_problem:  # the TUI's stream worker
+            getattr(runtime.provider(), "warm", lambda: None)()  # loads its SDK meanwhile
 
     def stream(self, request):  # type: ignore[no-untyped-def]
         return self._runtime.provider().stream(request)

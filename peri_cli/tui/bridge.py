@@ -106,6 +106,7 @@ class Bridge:
         How a stopped turn ended is said once the stream is closed, when the loop has recorded
         what the model will be told about it (`interruption`)."""
         self._reset()
+        warm_markdown()  # built while the model thinks, not in the first reply's frame
         ended = TurnEnded("done")
         try:
             async for event in events:
@@ -183,7 +184,6 @@ class Bridge:
             await self._record_answers()
         match event:
             case TurnStarted():
-                warm_markdown()
                 await self._finish_text()
                 self.assistant, self.thinking, self.attempt = None, None, []
                 self.status.busy("thinking")
