@@ -40,8 +40,9 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
                                                   events (default 1)
   {"delay": 0.05}                                 seconds to sleep before each event
   {"pace": 1.8}                                   spread the events evenly over 1.8 s (event i
-                                                  is sent no earlier than i/n of it): a pinned
-                                                  rate whatever the machine's speed
+                                                  is sent no earlier than i/n of it; what is due
+                                                  goes out together, every 2 ms at most): a
+                                                  pinned rate whatever the machine's speed
   {"when": "task one", ...}                       only for a request whose first user message
                                                   contains "task one" (concurrent SubAgents each
                                                   take their own items, in order)
@@ -103,6 +104,7 @@ _OPENAI_STOP = {
 }
 _CONTENT_KEYS = ("text", "thinking", "redacted_thinking", "tool_calls")
 DEFAULT_MODELS = ["claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101", "gpt-4.1", "fake-model"]
+PACE_TICK = 0.002  # seconds: a paced stream writes what is due at most this often
 BROKEN_JSON = '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_de'
 
 # How OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LiteLLM, Gemini) bend the stream format.
@@ -525,19 +527,31 @@ class _Handler(BaseHTTPRequestHandler):
             events = iter(all_events := list(events))
             step, start = pace / max(1, len(all_events)), time.monotonic()
         sent = 0
+        pending: list[bytes] = []  # paced: the events due by now go out in one write
+
+        def send() -> None:
+            if pending:
+                self.wfile.write(b"".join(pending))
+                self.wfile.flush()
+                pending.clear()
+
         try:
             for event in events:
                 if cut_after is not None and sent >= int(cut_after):
+                    send()
                     if not item.get("graceful"):
                         return  # the socket closes without the final chunk
                     break
                 if delay:
                     time.sleep(delay)
                 if pace and (ahead := start + sent * step - time.monotonic()) > 0:
-                    time.sleep(ahead)
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-                self.wfile.flush()
+                    send()  # (at most every PACE_TICK: a network carries many events a packet)
+                    time.sleep(max(ahead, PACE_TICK))
+                pending.append(b"%x\r\n%s\r\n" % (len(event), event))
+                if not pace:
+                    send()
                 sent += 1
+            send()
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass
