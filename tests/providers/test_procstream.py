@@ -187,6 +187,7 @@ async def test_closing_a_stream_closes_its_connection_in_the_worker(
     server: FakeServer, worker: ProcessProvider
 ) -> None:
     server.set_script([{"text": words(500), "delay": 0.02}, {"text": "after"}])  # 10 s of reply
+
     def serving() -> int:  # the fake server's threads (one per request being answered)
         return sum(1 for t in threading.enumerate() if not t.name.startswith("peri-"))
 
