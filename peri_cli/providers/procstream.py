@@ -14,11 +14,13 @@ import itertools
 import json
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import IO, Any
 
 from peri_cli.base.provider import ModelRequest, Provider, StreamEvent, StreamInterrupted
+from peri_cli.providers import scrub
 from peri_cli.providers.batching import Inbox, StreamEnd
 from peri_cli.providers.wire import dump_request, load_item
 
@@ -46,17 +48,21 @@ class ProcessProvider:
         self._models: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # one worker; one writer at a time
+        self._errors: dict[subprocess.Popen[bytes], IO[bytes]] = {}
 
     def _worker(self) -> subprocess.Popen[bytes]:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
+                # the worker's stderr (the TUI owns the terminal): `_why` quotes its last line
+                errors = tempfile.TemporaryFile()  # noqa: SIM115 - open for the worker's life
                 proc = self._proc = subprocess.Popen(
                     [sys.executable, "-m", "peri_cli.providers.worker"],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,  # the TUI owns the terminal
+                    stderr=errors,
                     start_new_session=True,  # a terminal's signals are the TUI's to handle
                 )
+                self._errors[proc] = errors
                 threading.Thread(
                     target=self._read, args=(proc,), name="peri-stream-worker", daemon=True
                 ).start()
@@ -104,12 +110,23 @@ class ProcessProvider:
         with contextlib.suppress(OSError):
             proc.kill()
         proc.wait()
-        error = StreamInterrupted("the stream worker process ended mid-reply")
+        error = StreamInterrupted(f"the stream worker process ended mid-reply{self._why(proc)}")
         for inbox, owner in list(self._inboxes.values()):
             if owner is proc:
                 inbox.put(StreamEnd(error))
         for request_id in list(self._models):
             self._answer(request_id, None)
+
+    def _why(self, proc: subprocess.Popen[bytes]) -> str:
+        """The last line the worker wrote to its stderr (a traceback's verdict), if any."""
+        err = self._errors.pop(proc, None)
+        if err is None:
+            return ""
+        with err, contextlib.suppress(OSError, ValueError):
+            err.seek(max(0, err.seek(0, 2) - 500))
+            lines = err.read().decode(errors="replace").strip().splitlines()
+            return f" ({scrub(lines[-1][-200:], [self._config['api_key']])})" if lines else ""
+        return ""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The worker's events for `request`, in order and batched; its error is raised here."""
@@ -155,6 +172,8 @@ class ProcessProvider:
             proc.wait()
             if proc.stdin is not None:
                 proc.stdin.close()
+            if (err := self._errors.pop(proc, None)) is not None:
+                err.close()
 
 
 def _settle(future: asyncio.Future[Any], value: object) -> None:

@@ -218,3 +218,25 @@ async def test_a_worker_that_dies_fails_the_stream_as_a_dropped_one(
             pass
     _, done = await collect(worker, REQ)  # a new worker
     assert done.message.text == "again"
+
+
+async def test_a_worker_that_cannot_start_says_why(server: FakeServer) -> None:
+    broken = ProcessProvider("nope", api_key="secret-key", base_url=server.url)
+    try:
+        with pytest.raises(StreamInterrupted, match="unknown provider 'nope'"):
+            await collect(broken, REQ)
+    finally:
+        broken.close()
+
+
+async def test_the_openai_protocol_streams_through_the_worker_too(server: FakeServer) -> None:
+    reply = words(2000)
+    server.set_script([{"text": reply}])
+    provider = ProcessProvider("openai", api_key="test-key", base_url=server.openai_url)
+    try:
+        deltas, done = await collect(provider, REQ)
+    finally:
+        provider.close()
+    assert "".join(e.text for e in deltas if isinstance(e, TextDelta)) == reply
+    assert done.message.text == reply and done.stop_reason == "end_turn"
+    assert len(deltas) < 2000
