@@ -160,7 +160,10 @@ def run_tui(
     env = {**env, "PYTHONPATH": str(u.BENCH / "_probe"), "PERI_BENCH_FRAMES": str(frames_file)}
     tmux.spawn(argv, env, ws)
     try:
-        seen, s = tmux.wait(lambda s: START in s.text, 60, interval=0.01)
+        # (batched per frame, the start may scroll by between two captures)
+        seen, s = tmux.wait(
+            lambda s: START in s.text or "ZZP" in s.text or END in s.text, 60, interval=0.01
+        )
         if seen is None:
             return {"error": u._why(s, "the reply never appeared")}
         t_first = seen

@@ -6,13 +6,15 @@ child's prompt-cache share for `general` (the parent's tools list) vs a restrict
     .venv/bin/python bench/subagents_stream.py --tokens 1500 --child-delay 0.01  # a real pace
     .venv/bin/python bench/subagents_stream.py --skip-tui     # the cache figures only
 
-Part 1 runs the real `peri` under tmux (120x40) against tests/fakeserver.py with no delay: the
-parent starts three background SubAgents, each streaming a `--tokens` reply word by word. While
+Part 1 runs the real `peri` under tmux (120x40) against tests/fakeserver.py: the parent starts
+three background SubAgents, each streaming a `--tokens` reply word by word, spread by the server
+over `--child-seconds` (1.8 s: the full speed measured on 2026-12-01, pinned so that the figure
+does not move with the machine's speed; `--child-seconds 0`: as fast as the server can). While
 they stream, a probe key is typed every `--probe-every` seconds and timed until it shows in the
 prompt; frame times come from the process itself (bench/_probe, as in bench/streaming.py).
 Baselines in the same run: peri idle (typing only), and peri's main agent streaming one reply as
-long as the three together. A last case opens the first child's pane while they stream (frames
-only: the pane has the keyboard). Target: key echo p95 and frame p95 <= 50 ms.
+long as the three together (over the same time). A last case opens the first child's pane while
+they stream (frames only: the pane has the keyboard). Target: key echo p95 and frame p95 <= 50 ms.
 
 Part 2 runs `peri -p` against the fake server with its Anthropic prompt-cache accounting on
 (`--cache`: tools -> system -> messages prefix, breakpoints, Anthropic's rules): the parent calls
@@ -51,9 +53,12 @@ def post_script(url: str, script: list[dict[str, Any]]) -> None:
     urllib.request.urlopen(req, timeout=10).read()
 
 
-def children_script(replies: list[str], delay: float = 0.0) -> list[dict[str, Any]]:
+def children_script(
+    replies: list[str], delay: float = 0.0, pace: float = 0.0
+) -> list[dict[str, Any]]:
     """The parent starts three background children; each streams its reply (`delay` seconds
-    before each event: a real model's pace); every wake of the parent answers DONE."""
+    before each event: a real model's pace; or the whole reply spread over `pace` seconds);
+    every wake of the parent answers DONE."""
     spawn = [
         {
             "name": "Agent",
@@ -67,7 +72,12 @@ def children_script(replies: list[str], delay: float = 0.0) -> list[dict[str, An
     ]
     script += [{"when": "orchestrate", "text": DONE} for _ in JOBS]
     script += [
-        {"when": job, "text": reply, **({"delay": delay} if delay else {})}
+        {
+            "when": job,
+            "text": reply,
+            **({"delay": delay} if delay else {}),
+            **({"pace": pace} if pace and not delay else {}),
+        }
         for job, reply in zip(JOBS, replies, strict=True)
     ]
     return script
@@ -176,13 +186,16 @@ def tui_part(args: argparse.Namespace) -> str:
     cases: dict[str, dict[str, Any]] = {
         "peri idle (typing only)": {"script": [], "prompt": None},
         f"main agent streaming one {main_tokens:,}-token reply": {
-            "script": [{"text": main_reply}],
+            "script": [
+                {"text": main_reply, **({"pace": args.child_seconds} if args.child_seconds else {})}
+            ],
             "prompt": "Write the long answer, please.",
-            "started": lambda s: START in s.text,
+            # paced, a frame may carry hundreds of tokens: the start may scroll by unseen
+            "started": lambda s: START in s.text or "ZZP" in s.text or END in s.text,
             "finished": lambda s: END in s.text,
         },
         f"3 SubAgents streaming {args.tokens:,} tokens each (panes closed)": {
-            "script": children_script(replies, args.child_delay),
+            "script": children_script(replies, args.child_delay, args.child_seconds),
             "prompt": "orchestrate three writers",
             "started": lambda s: "SubAgents: 3 running" in s.text,
             # the strip goes when none runs (the probe keys in the prompt are "typing", so the
@@ -190,7 +203,7 @@ def tui_part(args: argparse.Namespace) -> str:
             "finished": lambda s: "SubAgents:" not in s.text,
         },
         "3 SubAgents streaming, the first one's pane open (frames only)": {
-            "script": children_script(replies, args.child_delay),
+            "script": children_script(replies, args.child_delay, args.child_seconds),
             "prompt": "orchestrate three writers",
             "started": lambda s: "SubAgents: 3 running" in s.text,
             "finished": lambda s: "SubAgent finished." in s.text,
@@ -240,7 +253,13 @@ def tui_report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespac
     idle, main, children, pane = names
     out = [
         f"## Three SubAgents streaming {args.tokens:,} tokens each "
-        + ("at full speed " if not args.child_delay else f"{args.child_delay}s apart per event ")
+        + (
+            f"{args.child_delay}s apart per event "
+            if args.child_delay
+            else f"each over {args.child_seconds:g} s "
+            if args.child_seconds
+            else "at full speed "
+        )
         + f"({args.runs} run(s) per case; keys and frames pooled)",
         u.table(
             [
@@ -367,6 +386,13 @@ def main() -> None:
         type=float,
         default=0.0,
         help="seconds before each event a child streams (0: full speed; 0.01: ~100 tokens/s)",
+    )
+    ap.add_argument(
+        "--child-seconds",
+        type=float,
+        default=1.8,
+        help="the fake server spreads each child's reply over this many seconds (1.8: the full "
+        "speed of 2026-12-01, pinned so the figure reproduces; 0: as fast as it can)",
     )
     ap.add_argument("--probe-every", type=float, default=0.1, help="seconds between probe keys")
     ap.add_argument("--max-seconds", type=float, default=90.0)

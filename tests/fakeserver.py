@@ -39,6 +39,10 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
   {"error_event": "overloaded_error"}             an in-stream error event after `cut_after`
                                                   events (default 1)
   {"delay": 0.05}                                 seconds to sleep before each event
+  {"pace": 1.8}                                   spread the events evenly over 1.8 s (event i
+                                                  is sent no earlier than i/n of it; what is due
+                                                  goes out together, every 2 ms at most): a
+                                                  pinned rate whatever the machine's speed
   {"when": "task one", ...}                       only for a request whose first user message
                                                   contains "task one" (concurrent SubAgents each
                                                   take their own items, in order)
@@ -100,6 +104,7 @@ _OPENAI_STOP = {
 }
 _CONTENT_KEYS = ("text", "thinking", "redacted_thinking", "tool_calls")
 DEFAULT_MODELS = ["claude-sonnet-4-5-20250929", "claude-opus-4-5-20251101", "gpt-4.1", "fake-model"]
+PACE_TICK = 0.002  # seconds: a paced stream writes what is due at most this often
 BROKEN_JSON = '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_de'
 
 # How OpenAI-compatible servers (vLLM, llama.cpp, Ollama, LiteLLM, Gemini) bend the stream format.
@@ -517,18 +522,36 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         delay = float(item.get("delay", 0))
         cut_after = item.get("cut_after")
+        pace = float(item.get("pace", 0))
+        if pace:
+            events = iter(all_events := list(events))
+            step, start = pace / max(1, len(all_events)), time.monotonic()
         sent = 0
+        pending: list[bytes] = []  # paced: the events due by now go out in one write
+
+        def send() -> None:
+            if pending:
+                self.wfile.write(b"".join(pending))
+                self.wfile.flush()
+                pending.clear()
+
         try:
             for event in events:
                 if cut_after is not None and sent >= int(cut_after):
+                    send()
                     if not item.get("graceful"):
                         return  # the socket closes without the final chunk
                     break
                 if delay:
                     time.sleep(delay)
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
-                self.wfile.flush()
+                if pace and (ahead := start + sent * step - time.monotonic()) > 0:
+                    send()  # (at most every PACE_TICK: a network carries many events a packet)
+                    time.sleep(max(ahead, PACE_TICK))
+                pending.append(b"%x\r\n%s\r\n" % (len(event), event))
+                if not pace:
+                    send()
                 sent += 1
+            send()
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass

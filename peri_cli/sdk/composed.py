@@ -170,9 +170,12 @@ class Runtime(McpSide, SandboxSide):
     def provider(self) -> Provider:
         if self._provider is None:
             from peri_cli.providers import make_provider
+            from peri_cli.providers.procstream import stream_provider
 
             prefix = self.provider_name.upper()
-            self._provider = make_provider(
+            # The TUI's streams are parsed in a worker process and arrive batched per frame;
+            # `-p`, ACP and the SDK get every delta as the server sent it.
+            self._provider = (stream_provider if self.interactive else make_provider)(
                 self.provider_name,
                 api_key=self.env.get(f"{prefix}_API_KEY") or None,
                 base_url=self.env.get(f"{prefix}_BASE_URL") or None,
@@ -371,6 +374,8 @@ class Runtime(McpSide, SandboxSide):
         if self.mcp is not None:
             self.mcp.close()
         self.close_sandbox()
+        if self._provider_built and (stop := getattr(self._provider, "close", None)) is not None:
+            stop()  # the TUI's stream worker
         if self.session is not None:
             self.session.close()
 
@@ -381,6 +386,8 @@ class _LazyProvider:
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
         self.name = runtime.provider_name
+        if runtime.interactive and not runtime.credentials_problem:  # the TUI's stream worker
+            getattr(runtime.provider(), "warm", lambda: None)()  # loads its SDK meanwhile
 
     def stream(self, request):  # type: ignore[no-untyped-def]
         return self._runtime.provider().stream(request)

@@ -28,6 +28,7 @@ from peri_cli.base.events import (
 from peri_cli.base.messages import Message, Usage
 from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
 from peri_cli.base.retry import Retrying
+from peri_cli.tui.markdown.blocks import warm as warm_markdown
 from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.assistant_message import AssistantMessage as AssistantView
 from peri_cli.tui.widgets.conversation import Conversation
@@ -105,6 +106,7 @@ class Bridge:
         How a stopped turn ended is said once the stream is closed, when the loop has recorded
         what the model will be told about it (`interruption`)."""
         self._reset()
+        warm_markdown()  # built while the model thinks, not in the first reply's frame
         ended = TurnEnded("done")
         try:
             async for event in events:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -38,17 +39,26 @@ class Block:
 
 
 _parser: MarkdownIt | None = None
+_parser_lock = threading.Lock()
 
 
 def _markdown_it() -> MarkdownIt:
     global _parser
-    if _parser is None:
-        from markdown_it import MarkdownIt  # imported on first use: it is not needed to start
+    with _parser_lock:
+        if _parser is None:
+            from markdown_it import MarkdownIt  # imported on first use: not needed to start
 
-        # as Textual's Markdown, but deeper: its 20 levels stop the parse at a list nested ten
-        # deep (a list level costs two), and markdown-it then drops the rest without a word
-        _parser = MarkdownIt("gfm-like", {"maxNesting": MAX_NESTING})
-    return _parser
+            # as Textual's Markdown, but deeper: its 20 levels stop the parse at a list nested
+            # ten deep (a list level costs two), and markdown-it then drops the rest silently
+            _parser = MarkdownIt("gfm-like", {"maxNesting": MAX_NESTING})
+        return _parser
+
+
+def warm() -> None:
+    """Build the parser on a thread while the model thinks: importing markdown-it and compiling
+    its rules (~75 ms) otherwise stalls the frame of the first reply, keys waiting behind it."""
+    if _parser is None:
+        threading.Thread(target=_markdown_it, name="peri-markdown", daemon=True).start()
 
 
 _OPENERS = {
