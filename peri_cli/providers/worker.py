@@ -23,6 +23,7 @@ import os
 import sys
 from typing import Any, BinaryIO
 
+from peri_cli.base.heldenv import set_non_dumpable
 from peri_cli.base.provider import Provider
 from peri_cli.providers.batching import Item, StreamEnd
 from peri_cli.providers.wire import dump_items, load_request
@@ -120,5 +121,8 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    # The key arrives on the pipe and lives in this process's memory: like Peri itself, no
+    # `/proc/<pid>/mem` or ptrace for the user's other processes (a Bash command included).
+    set_non_dumpable()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         asyncio.run(main())
