@@ -14,6 +14,7 @@ thread then loads only what Peri's own modules do not.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 from collections.abc import Mapping
@@ -25,8 +26,8 @@ _MODULES = {
     "openai": ("openai", "anyio._backends._asyncio", "httpcore2"),
 }
 
-# Loaded by both Peri's start-up and the SDKs (anthropic 2.15, openai 3.57);
-# Peri needs each of them anyway, so importing them first costs nothing.
+# Loaded by both Peri's start-up (`-p`, or `acp` with the `acp` package) and the SDKs (anthropic
+# 2.15, openai 3.57); the run needs each of them anyway, so importing them first costs nothing.
 _SHARED = (
     "email.message",
     "email.parser",
@@ -36,7 +37,9 @@ _SHARED = (
     "tempfile",
     "zipfile",
     "pydantic.type_adapter",
+    "pydantic.plugin._loader",
 )
+_SHARED_BY = {"anthropic": ("opentelemetry.trace",)}  # also imported by the `acp` package
 
 _started: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
@@ -67,8 +70,9 @@ def warm(provider: str) -> threading.Thread | None:
     with _lock:
         thread = _started.get(provider)
         if thread is None:
-            for name in _SHARED:
-                importlib.import_module(name)
+            for name in (*_SHARED, *_SHARED_BY.get(provider, ())):
+                with contextlib.suppress(ImportError):  # opentelemetry is optional
+                    importlib.import_module(name)
             thread = threading.Thread(
                 target=_import_all, args=(modules,), name=f"peri-warm-{provider}", daemon=True
             )
