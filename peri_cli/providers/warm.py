@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import sys
 import threading
 from collections.abc import Mapping
 
@@ -41,8 +40,6 @@ _SHARED = (
     "pydantic.plugin._loader",
 )
 _SHARED_BY = {"anthropic": ("opentelemetry.trace",)}  # also imported by the `acp` package
-
-SWITCH_INTERVAL = 0.1  # seconds; a blocked thread hands the GIL over at once regardless
 
 _started: dict[str, threading.Thread] = {}
 _lock = threading.Lock()
@@ -85,16 +82,8 @@ def warm(provider: str) -> threading.Thread | None:
 
 
 def _import_all(modules: tuple[str, ...]) -> None:
-    # Importing is CPU work under the GIL: the threads gain only where one blocks (a file read,
-    # the editor's next message). Handed over every 5 ms (the default), two importing threads
-    # cost more than one did alone (measured: +3-6% CPU for `peri -p`); with a longer interval
-    # they switch mostly where one blocks. Restored once the SDK is in.
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    try:
-        for name in modules:
+    for name in modules:
+        try:
             importlib.import_module(name)
-    except Exception:  # a missing or broken SDK: the request that needs it reports it
-        return
-    finally:
-        sys.setswitchinterval(interval)
+        except Exception:  # a missing or broken SDK: the request that needs it reports it
+            return
