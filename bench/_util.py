@@ -117,6 +117,23 @@ def banner(title: str) -> None:
 # --- timing ----------------------------------------------------------------------------------
 
 
+def compile_peri() -> None:
+    """Write peri_cli's bytecode, as a user's first start does. The bench environment (and many
+    shells here) set PYTHONDONTWRITEBYTECODE, which otherwise left every timed run compiling
+    Peri's ~250 modules from source, while the SDKs' bytecode was written at install."""
+    import compileall
+
+    compileall.compile_dir(str(REPO / "peri_cli"), quiet=1)
+
+
+def load() -> str:
+    """The 1-minute load average, quoted beside a figure (this machine is shared)."""
+    try:
+        return f"load {os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "load ?"
+
+
 def time_call(fn: Callable[[], object], runs: int, *, warmup: int = 1) -> list[float]:
     for _ in range(warmup):
         fn()

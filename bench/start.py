@@ -4,8 +4,10 @@
     .venv/bin/python bench/start.py --runs 15 --importtime
     .venv/bin/python bench/start.py --budget     # also: what the first frame imports, by room
 
-`peri --version` is compared with `python -c pass` (the interpreter's floor); `import peri_cli.sdk`
-with `import anthropic` (target: within 1.1x). The TUI is launched
+`peri --version` is compared with `python -c pass` (the interpreter's floor; target: within 1.5x);
+`peri -p hi` to its answer against an instant fake server with `python -c "import anthropic"`
+(Peri cannot answer before its SDK is imported; target: within 1.1x), beside `import peri_cli.sdk`.
+Peri's bytecode is written first, as a user's first start writes it. The TUI is launched
 under tmux (a private server) in a fresh PERI_HOME and an empty workspace; "first screen" is the
 first capture with the alternate screen on and something drawn, "accepts input" is when a probe
 typed after that shows on screen. The floor is a minimal Textual app (an Input, focused) measured
@@ -20,6 +22,7 @@ import importlib.util
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -44,6 +47,16 @@ def tui_present() -> bool:
         return importlib.util.find_spec("peri_cli.tui.app") is not None
     except ImportError:
         return False
+
+
+def tui_unavailable(skip: bool) -> str | None:
+    if skip:
+        return "skipped (--no-tui)"
+    if not u.tmux_available():
+        return "unavailable (tmux not installed)"
+    if not tui_present():
+        return "unavailable (peri_cli.tui.app not importable yet)"
+    return None
 
 
 def import_profile(module: str) -> tuple[float, list[tuple[str, float]], list[tuple[str, float]]]:
@@ -122,7 +135,67 @@ def budget(env: dict[str, str], ws: Path, app_py: Path) -> str:
     return ib.report(peri, floor)
 
 
-def main() -> None:  # noqa: PLR0915
+def command_start(env: dict[str, str], ws: Path, runs: int) -> None:
+    """`peri --version` against the interpreter's floor."""
+    cases = {
+        "python -c pass": lambda: u.time_cmd([u.PY, "-c", "pass"], 1, env=env, cwd=ws, warmup=0)[0],
+        "python -c 'import textual.app'": lambda: u.time_cmd(
+            [u.PY, "-c", "import textual.app"], 1, env=env, cwd=ws, warmup=0
+        )[0],
+        "peri --version": lambda: u.time_cmd([u.PERI, "--version"], 1, env=env, cwd=ws, warmup=0)[
+            0
+        ],
+    }
+    u.compile_peri()
+    t = u.interleaved(cases, runs)
+    base = u.median(t["python -c pass"])
+    print(f"## Command start, median of {runs} interleaved rounds ({u.load()})")
+    print(
+        u.table(
+            ["command", "median", "min", "vs python -c pass"],
+            [
+                [k, u.ms(u.median(v)), u.ms(min(v)), u.ratio(u.median(v), base)]
+                for k, v in t.items()
+            ],
+        )
+    )
+    r = u.median(t["peri --version"]) / base
+    print(
+        f"\ntarget: peri --version within 1.5x of python -c pass: {r:.2f}x -> "
+        f"{u.verdict(r <= 1.5)}\n"
+    )
+
+
+def headless(env: dict[str, str], ws: Path, runs: int) -> None:
+    """`peri -p` to its answer against an instant fake server, against importing the SDK."""
+    with u.fake_server([]) as url:  # an empty script: every request is answered "ok" at once
+        env = {**env, "ANTHROPIC_BASE_URL": url}
+
+        def timed(*argv: str) -> Callable[[], float]:
+            return lambda: u.time_cmd(list(argv), 1, env=env, cwd=ws, warmup=0)[0]
+
+        cases = {
+            "python -c 'import anthropic'": timed(u.PY, "-c", "import anthropic"),
+            "python -c 'import peri_cli.sdk'": timed(u.PY, "-c", "import peri_cli.sdk"),
+            "peri -p hi (answered)": timed(u.PERI, "-p", "hi"),
+        }
+        t = u.interleaved(cases, runs)
+    floor = u.median(t["python -c 'import anthropic'"])
+    print(f"## Headless: peri -p against the SDK import, {runs} interleaved rounds ({u.load()})")
+    print(
+        u.table(
+            ["command", "median", "min", "vs import anthropic"],
+            [
+                [k, u.ms(u.median(v)), u.ms(min(v)), u.ratio(u.median(v), floor)]
+                for k, v in t.items()
+            ],
+        )
+    )
+    r = u.median(t["peri -p hi (answered)"]) / floor
+    print(f"\ntarget: peri -p within 1.1x of import anthropic: {r:.2f}x -> {u.verdict(r <= 1.1)}\n")
+
+
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="runs of each `--version` case")
     ap.add_argument("--tui-runs", type=int, default=7, help="rounds of the TUI start cases")
@@ -149,63 +222,17 @@ def main() -> None:  # noqa: PLR0915
         help="add a case: the TUI with an estimate-only token counter (no tiktoken "
         "warm-up at mount), to size that cost",
     )
+    ap.add_argument("--no-tui", action="store_true", help="only the command and headless cases")
     args = ap.parse_args()
     u.banner("bench/start.py — start-up")
 
     with u.temp_home() as (home, ws):
         env = u.bench_env(home)
-        cases = {
-            "python -c pass": lambda: u.time_cmd(
-                [u.PY, "-c", "pass"], 1, env=env, cwd=ws, warmup=0
-            )[0],
-            "python -c 'import textual.app'": lambda: u.time_cmd(
-                [u.PY, "-c", "import textual.app"], 1, env=env, cwd=ws, warmup=0
-            )[0],
-            "peri --version": lambda: u.time_cmd(
-                [u.PERI, "--version"], 1, env=env, cwd=ws, warmup=0
-            )[0],
-        }
-        t = u.interleaved(cases, args.runs)
-        base = u.median(t["python -c pass"])
-        print("## Command start")
-        print(
-            u.table(
-                ["command", "median", "min", "vs python -c pass"],
-                [
-                    [k, u.ms(u.median(v)), u.ms(min(v)), u.ratio(u.median(v), base)]
-                    for k, v in t.items()
-                ],
-            )
-        )
-        print()
+        command_start(env, ws, args.runs)
+        headless(env, ws, args.runs)
 
-        sdk_cases = {
-            "python -c 'import anthropic'": lambda: u.time_cmd(
-                [u.PY, "-c", "import anthropic"], 1, env=env, cwd=ws, warmup=0
-            )[0],
-            "python -c 'import peri_cli.sdk'": lambda: u.time_cmd(
-                [u.PY, "-c", "import peri_cli.sdk"], 1, env=env, cwd=ws, warmup=0
-            )[0],
-        }
-        t = u.interleaved(sdk_cases, args.runs)
-        floor = u.median(t["python -c 'import anthropic'"])
-        print("## Importing the SDK (peri_cli.sdk) against a provider SDK (anthropic)")
-        print(
-            u.table(
-                ["command", "median", "min", "vs import anthropic"],
-                [
-                    [k, u.ms(u.median(v)), u.ms(min(v)), u.ratio(u.median(v), floor)]
-                    for k, v in t.items()
-                ],
-            )
-        )
-        r = u.median(t["python -c 'import peri_cli.sdk'"]) / floor
-        print(f"\ntarget: within 1.1x of import anthropic: {r:.2f}x -> {u.verdict(r <= 1.1)}\n")
-
-        if not u.tmux_available():
-            print("TUI start: unavailable (tmux not installed)")
-        elif not tui_present():
-            print("TUI start: unavailable (peri_cli.tui.app not importable yet)")
+        if why := tui_unavailable(args.no_tui):
+            print(f"TUI start: {why}")
         else:
             app_py = home.parent / "minimal_app.py"
             app_py.write_text(MINIMAL_APP)

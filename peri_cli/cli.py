@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
 
 from peri_cli import __version__
-from peri_cli.base.heldenv import hide_provider_env
-from peri_cli.base.modes import MODES
 
+# typing's own flag, without importing typing: `peri --version` imports nothing but this module
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import NoReturn
+
     from peri_cli.base.first_look import PreRead
     from peri_cli.sdk.runtime import Runtime
 
@@ -25,13 +24,21 @@ class UsageError(Exception):
     """Bad usage: printed as one line on stderr, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """A parser whose errors raise UsageError (argparse is imported here, not for `--version`)."""
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(message)
+
+    return _Parser(prog=prog, description=description)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    from peri_cli.base.modes import MODES
+
+    p = _parser(
         prog="peri",
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
         "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard; "
@@ -103,6 +110,8 @@ def _add_rule_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _positive_int(text: str) -> int:
+    import argparse
+
     try:
         value = int(text)
     except ValueError:
@@ -113,9 +122,12 @@ def _positive_int(text: str) -> int:
 
 
 def _sessions_command(argv: Sequence[str]) -> int:
-    parser = _Parser(prog="peri sessions", description="List this workspace's sessions.")
+    parser = _parser(prog="peri sessions", description="List this workspace's sessions.")
     parser.add_argument("--json", action="store_true", help="one JSON array")
     args = parser.parse_args(argv)
+    import json
+    from pathlib import Path
+
     from peri_cli.base.settings import peri_home_from_env
     from peri_cli.session.store import SessionStore
 
@@ -137,13 +149,16 @@ def _sessions_command(argv: Sequence[str]) -> int:
 
 
 def _meta_command(argv: Sequence[str]) -> int:
-    parser = _Parser(
+    parser = _parser(
         prog="peri meta",
         description="The Meta Harness switchboard for this workspace's current settings: base "
         "prompt sections, capabilities and where each value came from.",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
+    import json
+    from pathlib import Path
+
     from peri_cli.agent.workspace import load_workspace
     from peri_cli.base.settings import peri_home_from_env
     from peri_cli.base.settings_check import SettingsError
@@ -192,7 +207,9 @@ def _set_in(source: str) -> str:
 
 
 def _acp_command(argv: Sequence[str]) -> int:
-    parser = _Parser(
+    from peri_cli.base.modes import MODES
+
+    parser = _parser(
         prog="peri acp",
         description="Run Peri as an Agent Client Protocol agent on stdin/stdout (for Zed, "
         "JetBrains IDEs, Neovim and other ACP clients).",
@@ -211,6 +228,7 @@ def _acp_command(argv: Sequence[str]) -> int:
     )
     _add_rule_flags(parser)
     args = parser.parse_args(argv)
+    _warm_provider_sdk(args.provider)  # imported while the editor's first requests are served
     from peri_cli.acp.server import run_acp
     from peri_cli.acp.session import Launch
 
@@ -226,6 +244,15 @@ def _acp_command(argv: Sequence[str]) -> int:
     )
 
 
+def _warm_provider_sdk(flag: str | None) -> None:
+    """Start importing the provider SDK in a thread: the run needs it for its first request, and
+    the settings, guides and transcript can be read meanwhile."""
+    from peri_cli.base.heldenv import held_env
+    from peri_cli.providers.warm import guess_provider, warm
+
+    warm(guess_provider(flag, {**os.environ, **held_env()}))
+
+
 def _build(args: argparse.Namespace, pre_read: PreRead | None = None) -> Runtime:
     from peri_cli.sdk.runtime import build_runtime
 
@@ -233,9 +260,14 @@ def _build(args: argparse.Namespace, pre_read: PreRead | None = None) -> Runtime
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["--version"]:  # what argparse would print, without importing it
+        print(f"peri {__version__}")
+        return EXIT_OK
+    from peri_cli.base.heldenv import hide_provider_env
+
     # first, before any thread or child exists: the keys leave the environment `/proc` shows
     hide_provider_env()
-    args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         if args_list[:1] == ["sessions"]:
             return _sessions_command(args_list[1:])
@@ -257,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # A new TUI session in two phases: the first frame (the prompt, and the model the
             # settings files name: read once, their text kept for the runtime), then the
             # runtime, built in a thread while the user types.
+            from pathlib import Path
+
             from peri_cli.base.first_look import first_look
             from peri_cli.base.heldenv import held_env
             from peri_cli.tui.app import run_tui
@@ -267,6 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             return run_tui(lambda: _build(args, look.texts), args.prompt, look)
         if args.print:
+            _warm_provider_sdk(args.provider)
             from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
 
             prompt = args.prompt or ""

@@ -85,10 +85,10 @@ class PeriAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers, None)
+        # the model list follows as an update: the editor can prompt before it arrives
+        self._later(session.announce_models())
         return NewSessionResponse(
-            session_id=session.id,
-            modes=session.modes(),
-            config_options=await session.config_options(),
+            session_id=session.id, modes=session.modes(), config_options=session.model_options()
         )
 
     async def load_session(

@@ -193,7 +193,10 @@ class EditorSession:
         )
 
     async def config_options(self) -> list[Any]:
-        models = await self.client.list_models()
+        return self.model_options(await self.client.list_models())
+
+    def model_options(self, models: list[str] | None = None) -> list[Any]:
+        """The model option: the provider's `models`, or only the current model until known."""
         return [
             SessionConfigOptionSelect(
                 id="model",
@@ -201,9 +204,27 @@ class EditorSession:
                 category="model",
                 type="select",
                 current_value=self.client.model,
-                options=[SessionConfigSelectOption(value=m, name=m) for m in models],
+                options=[
+                    SessionConfigSelectOption(value=m, name=m)
+                    for m in (models or [self.client.model])
+                ],
             )
         ]
+
+    async def announce_models(self) -> None:
+        """The provider's model list as a `config_option_update`, after session/new's answer:
+        asking for it first held that answer for a request (and the provider SDK's import)."""
+        models = await self.client.list_models()
+        if models == [self.client.model]:
+            return  # no list beyond what the answer said
+        try:
+            await self.send(
+                ConfigOptionUpdate(
+                    session_update="config_option_update", config_options=self.model_options(models)
+                )
+            )
+        except Exception as e:  # the editor went away; nothing else to tell it
+            log.info("config_option_update not sent: %s", e)
 
     async def set_config(self, config_id: str, value: Any) -> list[Any]:
         if config_id != "model" or not isinstance(value, str) or not value.strip():

@@ -6,7 +6,6 @@ gives None, and the counter falls back to the estimate."""
 from __future__ import annotations
 
 import binascii
-import gzip
 import hashlib
 import logging
 from collections.abc import Callable, Iterator
@@ -60,6 +59,8 @@ def load_encoding(
         return None
     try:
         raw = path.read_bytes()
+        import gzip  # here, not at start: only loading a tokenizer file needs it
+
         data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
         digest = hashlib.sha256(data).hexdigest()
         if digest != expected_sha256:

@@ -16,7 +16,6 @@ non-boolean value is already a SettingsError naming the file and key).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -268,6 +267,8 @@ def reserved_heading(line: str) -> str | None:
 
 
 def _unknown(name: str, source: Source) -> str:
+    import difflib  # an unknown name is the only user: not imported at start
+
     near = difflib.get_close_matches(name.lower(), KNOWN_NAMES, n=1, cutoff=0.6)
     near += [k for k in KNOWN_NAMES if k.lower() == name.lower() and k not in near]
     hint = f" (did you mean {near[0]!r}?)" if near else ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import difflib
 import functools
 import io
 import os
@@ -102,6 +101,8 @@ def _not_found(path: Path) -> str:
         names = os.listdir(parent)
     except OSError:
         names = []
+    import difflib  # a missing file is the only user: not imported at start
+
     similar = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
     similar += [n for n in names if n not in similar and Path(n).stem == path.stem][:2]
     if similar:

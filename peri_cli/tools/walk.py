@@ -20,8 +20,6 @@ import stat
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
-from pathspec import GitIgnoreSpec
-
 # Directories nobody means to search; walked only when a pattern or path names them.
 IGNORED_DIRS = frozenset(
     {
@@ -153,6 +151,8 @@ def _patterns(path: str) -> _Spec | None:
     data = read_regular(path, MAX_IGNORE_FILE_BYTES)
     if not data:
         return None
+    from pathspec import GitIgnoreSpec  # only a walk that meets an ignore file needs it
+
     patterns: list[tuple[str, bool]] = []
     for line in data.decode("utf-8", errors="replace").splitlines():
         try:

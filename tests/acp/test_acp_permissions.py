@@ -87,3 +87,31 @@ async def test_allow_always_keeps_a_rule_and_the_next_edit_is_not_asked(
     assert (peri.workspace / "a.txt").read_text() == "two four\n"
     local = json.loads((peri.workspace / ".peri" / "settings.local.json").read_text())
     assert any(r.startswith("Edit") for r in local["permissions"]["allow"])
+
+
+async def test_reject_always_keeps_a_deny_rule_and_the_edit_never_runs(
+    peri: Peri, editor: Editor
+) -> None:
+    (peri.workspace / "a.txt").write_text("one\n")
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Edit", "input": EDIT}]},
+            {"tool_calls": [{"name": "Edit", "input": EDIT}]},
+            {"text": "done"},
+        ]
+    )
+    editor.answers = ["reject_always"]
+    async with running(peri, editor) as conn:
+        session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("edit twice")])
+    assert (peri.workspace / "a.txt").read_text() == "one\n"
+    assert len(editor.asked) == 1  # the second Edit met the kept rule: not asked, not run
+    # the file and key the TUI's rules live in (CONTRACT.md §9)
+    local = json.loads((peri.workspace / ".peri" / "settings.local.json").read_text())
+    deny = local["permissions"]["deny"]
+    assert [r for r in deny if r.startswith("Edit")] and not local["permissions"].get("allow")
+    calls = [b for b in peri.model_calls() if b and "messages" in b]
+    for call, denied in ((calls[1], 1), (calls[2], 2)):
+        results = _tool_results(call)
+        assert len(results) == denied and all(r["is_error"] for r in results)
+    assert [u.status for u in editor.of("tool_call_update")].count("completed") == 0

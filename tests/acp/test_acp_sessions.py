@@ -116,17 +116,22 @@ async def test_the_model_option_lists_the_models_and_switching_changes_the_next_
 ) -> None:
     async with running(peri, editor) as conn:
         session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
+        # answered before the provider's list arrives: the current model, then the list
         (option,) = session.config_options or []
         assert isinstance(option, SessionConfigOptionSelect)
         assert (option.id, option.category) == ("model", "model")
-        assert set(DEFAULT_MODELS) <= {o.value for o in option.options}
+        assert [o.value for o in option.options] == [option.current_value]
+        await _first(editor, "config_option_update")
+        (listed,) = editor.of("config_option_update")[0].config_options
+        assert listed.current_value == option.current_value
+        assert set(DEFAULT_MODELS) <= {o.value for o in listed.options}
         changed = await conn.set_config_option(
             config_id="model", session_id=session.session_id, value="claude-opus-4-5-20251101"
         )
         await conn.prompt(session_id=session.session_id, prompt=[text_block("hi")])
     current = [o.current_value for o in changed.config_options]
     assert current == ["claude-opus-4-5-20251101"]
-    assert "config_option_update" in editor.kinds()
+    assert editor.kinds().count("config_option_update") == 2  # the list, then the switch
     calls = [b for b in peri.model_calls() if b and "messages" in b]
     assert calls[-1]["model"] == "claude-opus-4-5-20251101"
 
