@@ -259,6 +259,21 @@ def _build(args: argparse.Namespace, pre_read: PreRead | None = None) -> Runtime
     return build_runtime(args, os.environ, interactive=not args.print, pre_read=pre_read)
 
 
+def _new_tui_session(args: argparse.Namespace) -> int:
+    """A new TUI session in two phases: the first frame (the prompt, and the model the settings
+    files name: read once, their text kept for the runtime), then the runtime, built in a thread
+    while the user types."""
+    from pathlib import Path
+
+    from peri_cli.base.first_look import first_look
+    from peri_cli.base.heldenv import held_env
+    from peri_cli.tui.app import run_tui
+
+    env = {**held_env(), **os.environ}
+    look = first_look(Path.cwd().resolve(), env, model_flag=args.model, provider_flag=args.provider)
+    return run_tui(lambda: _build(args, look.texts), args.prompt, look)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list == ["--version"]:  # what argparse would print, without importing it
@@ -286,20 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "e.g. `echo 'explain x' | peri -p`"
             )
         if not args.print and not args.cont and args.resume is None:
-            # A new TUI session in two phases: the first frame (the prompt, and the model the
-            # settings files name: read once, their text kept for the runtime), then the
-            # runtime, built in a thread while the user types.
-            from pathlib import Path
-
-            from peri_cli.base.first_look import first_look
-            from peri_cli.base.heldenv import held_env
-            from peri_cli.tui.app import run_tui
-
-            env = {**held_env(), **os.environ}
-            look = first_look(
-                Path.cwd().resolve(), env, model_flag=args.model, provider_flag=args.provider
-            )
-            return run_tui(lambda: _build(args, look.texts), args.prompt, look)
+            return _new_tui_session(args)
         if args.print:
             _warm_provider_sdk(args.provider)
             from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
