@@ -265,13 +265,34 @@ def _new_tui_session(args: argparse.Namespace) -> int:
     while the user types."""
     from pathlib import Path
 
-    from peri_cli.base.first_look import first_look
-    from peri_cli.base.heldenv import held_env
-    from peri_cli.tui.app import run_tui
+    from peri_cli.tui.typeahead import enter_stays_enter
 
-    env = {**held_env(), **os.environ}
-    look = first_look(Path.cwd().resolve(), env, model_flag=args.model, provider_flag=args.provider)
-    return run_tui(lambda: _build(args, look.texts), args.prompt, look)
+    with enter_stays_enter():  # before Textual's import: keys typed meanwhile keep their meaning
+        from peri_cli.base.first_look import first_look
+        from peri_cli.base.heldenv import held_env
+        from peri_cli.tui.app import run_tui
+
+        env = {**held_env(), **os.environ}
+        look = first_look(
+            Path.cwd().resolve(), env, model_flag=args.model, provider_flag=args.provider
+        )
+        return run_tui(lambda: _build(args, look.texts), args.prompt, look)
+
+
+def _resumed_tui_session(args: argparse.Namespace) -> int:
+    """-c / -r: the session is read before the first frame (an unknown id ends it here)."""
+    from peri_cli.agent.host import StartupError
+    from peri_cli.tui.typeahead import enter_stays_enter
+
+    with enter_stays_enter():
+        try:
+            runtime = _build(args)
+        except StartupError as e:
+            print(f"peri: error: {e}", file=sys.stderr)
+            return e.exit_code
+        from peri_cli.tui.app import run_tui
+
+        return run_tui(runtime, args.prompt)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -309,16 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             prompt = args.prompt or ""
             piped = read_piped_stdin(sys.stdin.buffer, wait=STDIN_WAIT if prompt else None)
             return run_headless(args, combine_prompt(prompt, piped))
-        from peri_cli.agent.host import StartupError
-
-        try:
-            runtime = _build(args)
-        except StartupError as e:
-            print(f"peri: error: {e}", file=sys.stderr)
-            return e.exit_code
-        from peri_cli.tui.app import run_tui
-
-        return run_tui(runtime, args.prompt)
+        return _resumed_tui_session(args)
     except UsageError as e:
         print(f"peri: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -129,3 +130,32 @@ def test_a_fifo_settings_file_read_for_the_first_frame_ends_the_start_with_its_e
             wait_for_bytes(tmp_path, "not a regular file", timeout=60)
         finally:
             tmux("kill-server")
+
+
+@pytest.mark.timeout(240)
+def test_a_prompt_typed_before_peri_draws_is_sent_by_its_enter(tmp_path: Path) -> None:
+    """The question and its Enter typed while Peri starts, before its first frame: the Enter
+    sends it instead of becoming a new line in it (with the terminal's ICRNL on, it would
+    arrive as Ctrl+J). Typed once Peri has cleared ICRNL, seen from outside with `stty`."""
+    with FakeServer([{"text": ANSWER}]) as server:
+        tmux = start_peri(tmp_path, server.url, size=(120, 40))
+        try:
+            tty = tmux("display-message", "-p", "-t", "peri", "#{pane_tty}").strip()
+            deadline = time.monotonic() + 60
+            while "-icrnl" not in _stty(tty):
+                assert time.monotonic() < deadline, "ICRNL was never cleared"
+                time.sleep(0.005)
+            drawn = tmux("display-message", "-p", "-t", "peri", "#{alternate_on}").strip()
+            tmux("send-keys", "-t", "peri", "-l", "typed ahead")
+            tmux("send-keys", "-t", "peri", "Enter")
+            tmux.wait_for(lambda s: ANSWER in s, timeout=60)
+        finally:
+            tmux("kill-server")
+        (call,) = [r["body"] for r in server.requests if r["status"] == 200]
+    assert "typed ahead" in str(call["messages"])
+    assert drawn == "0", "the first frame was up before the keys: nothing typed ahead was tried"
+
+
+def _stty(tty: str) -> str:
+    done = subprocess.run(["stty", "-F", tty, "-a"], capture_output=True, text=True, check=False)
+    return done.stdout
