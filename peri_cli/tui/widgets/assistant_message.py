@@ -49,6 +49,7 @@ class AssistantMessage(Widget):
         self._pending: list[Block] = []  # closed blocks parsed but not drawn yet, in order
         self._live = MarkdownChunk()  # the blocks still open (the last one, while streaming)
         self._timer: Timer | None = None
+        self._finished = False  # finish() was called: any later flush draws everything
         self._last_flush = 0.0
 
     def compose(self) -> ComposeResult:
@@ -59,6 +60,7 @@ class AssistantMessage(Widget):
     async def write(self, fragment: str) -> None:
         """Append streamed text; it is drawn on the next flush (at most every FLUSH_INTERVAL)."""
         self.text += visible(fragment)
+        self._finished = False
         self._schedule()
         await asyncio.sleep(0)  # let the screen (and the keyboard) have the loop in between
 
@@ -75,6 +77,8 @@ class AssistantMessage(Widget):
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        # (a timer's flush may still come after finish(): it must not open the last block again)
+        everything = everything or self._finished
         self._last_flush = time.monotonic()
         new = len(self._sealed_chunks)
         blocks = self._split(self.text)
@@ -128,6 +132,7 @@ class AssistantMessage(Widget):
 
     async def finish(self) -> None:
         """The reply is complete (or stopped): draw everything now."""
+        self._finished = True
         if self.is_mounted:
             self._flush(everything=True)
 
