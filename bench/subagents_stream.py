@@ -185,13 +185,7 @@ def run_case(
         rss = u.peak_rss_mb(s.pid) if s.pid else float("nan")
     finally:
         tmux.stop_pane()
-    frames, in_gc = [], []
-    if frames_file.exists():
-        for line in frames_file.read_text().splitlines():
-            start, dur, gc_seconds, gens = line.split()
-            if t_first - 0.05 <= float(start) <= t_end:
-                frames.append(float(dur))
-                in_gc.append((float(gc_seconds), gens))
+    frames, in_gc = read_frames(frames_file, t_first, t_end)
     return {
         "seconds": t_end - t_first,
         "latencies": latencies,
@@ -201,6 +195,21 @@ def run_case(
         "rss": rss,
         "pane_at": pane_at,
     }
+
+
+def read_frames(
+    frames_file: Path, t_first: float, t_end: float
+) -> tuple[list[float], list[tuple[float, str]]]:
+    """The frames drawn between the two times: their durations, and the garbage collector's
+    time in each with the generations it collected (bench/_probe)."""
+    frames, in_gc = [], []
+    if frames_file.exists():
+        for line in frames_file.read_text().splitlines():
+            start, dur, gc_seconds, gens = line.split()
+            if t_first - 0.05 <= float(start) <= t_end:
+                frames.append(float(dur))
+                in_gc.append((float(gc_seconds), gens))
+    return frames, in_gc
 
 
 def tui_part(args: argparse.Namespace) -> str:
