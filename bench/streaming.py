@@ -207,7 +207,7 @@ def run_tui(
     frames = []
     if frames_file.exists():
         for line in frames_file.read_text().splitlines():
-            start, dur = line.split()
+            start, dur = line.split()[:2]
             if t_first - 0.05 <= float(start) <= t_end:
                 frames.append(float(dur))
     return {

@@ -5,6 +5,8 @@ child's prompt-cache share for `general` (the parent's tools list) vs a restrict
     .venv/bin/python bench/subagents_stream.py --tokens 10000 --runs 2
     .venv/bin/python bench/subagents_stream.py --tokens 1500 --child-delay 0.01  # a real pace
     .venv/bin/python bench/subagents_stream.py --skip-tui     # the cache figures only
+    .venv/bin/python bench/subagents_stream.py --pane         # the open pane's slowest frames
+    .venv/bin/python bench/subagents_stream.py --profile      # ... and cProfile of its frames
 
 Part 1 runs the real `peri` under tmux (120x40) against tests/fakeserver.py: the parent starts
 three background SubAgents, each streaming a `--tokens` reply word by word, spread by the server
@@ -126,6 +128,18 @@ def _streaming(
             time.sleep(0.01)
 
 
+def open_pane(tmux: u.Tmux) -> tuple[float | None, u.Screen]:
+    """Select the first child in the strip and open its pane (again if the keys came too early,
+    before the strip took them); when it showed."""
+    for _ in range(3):
+        tmux.send("C-Down", literal=False)
+        tmux.send("Enter", literal=False)
+        opened, s = tmux.wait(lambda s: "Esc close" in s.text, 1, interval=0.005)
+        if opened is not None or "SubAgents:" not in s.text:
+            return opened, s
+    return opened, s
+
+
 def run_case(
     tmux: u.Tmux,
     env: dict[str, str],
@@ -139,8 +153,12 @@ def run_case(
     between the start of the stream and its end."""
     frames_file.unlink(missing_ok=True)
     env = {**env, "PYTHONPATH": str(u.BENCH / "_probe"), "PERI_BENCH_FRAMES": str(frames_file)}
+    if case.get("profile"):
+        env["PERI_BENCH_FRAME_PROFILE"] = str(case["profile"])
+        env["PERI_BENCH_SLOW"] = "0.05"  # only the frames over the target
     tmux.spawn([u.PERI, "--permission-mode", "bypass"], env, ws)
     latencies: list[float] = []
+    pane_at = float("nan")
     try:
         seen, s = tmux.wait(lambda s: "Message Peri" in s.text, 60, interval=0.02)
         if seen is None:
@@ -156,8 +174,10 @@ def run_case(
             if t_first is None:
                 return {"error": u._why(s, "the stream never started")}
             if case.get("pane"):
-                tmux.send("C-Down", literal=False)
-                tmux.send("Enter", literal=False)
+                opened, s = open_pane(tmux)
+                if opened is None:
+                    return {"error": u._why(s, "the pane never opened")}
+                pane_at = opened - t_first
             t_end, lost, last = _streaming(tmux, latencies, t_first, case, args)
             if last is None:
                 return {"error": "the process exited while streaming"}
@@ -165,19 +185,31 @@ def run_case(
         rss = u.peak_rss_mb(s.pid) if s.pid else float("nan")
     finally:
         tmux.stop_pane()
-    frames = []
-    if frames_file.exists():
-        for line in frames_file.read_text().splitlines():
-            start, dur = line.split()
-            if t_first - 0.05 <= float(start) <= t_end:
-                frames.append(float(dur))
+    frames, in_gc = read_frames(frames_file, t_first, t_end)
     return {
         "seconds": t_end - t_first,
         "latencies": latencies,
         "lost": lost,
         "frames": frames,
+        "gc": in_gc,
         "rss": rss,
+        "pane_at": pane_at,
     }
+
+
+def read_frames(
+    frames_file: Path, t_first: float, t_end: float
+) -> tuple[list[float], list[tuple[float, str]]]:
+    """The frames drawn between the two times: their durations, and the garbage collector's
+    time in each with the generations it collected (bench/_probe)."""
+    frames, in_gc = [], []
+    if frames_file.exists():
+        for line in frames_file.read_text().splitlines():
+            start, dur, gc_seconds, gens = line.split()
+            if t_first - 0.05 <= float(start) <= t_end:
+                frames.append(float(dur))
+                in_gc.append((float(gc_seconds), gens))
+    return frames, in_gc
 
 
 def tui_part(args: argparse.Namespace) -> str:
@@ -220,6 +252,55 @@ def tui_part(args: argparse.Namespace) -> str:
                     post_script(url, case["script"])
                     results[name].append(run_case(tmux, env, ws, frames_file, case=case, args=args))
     return tui_report(results, args)
+
+
+def worst_frames(r: dict[str, Any], n: int = 8) -> str:
+    """The slowest frames of a run, with the time the garbage collector took in each."""
+    rows = sorted(zip(r["frames"], r["gc"], strict=True), reverse=True)[:n]
+    in_gc = sum(g for g, _ in r["gc"])
+    lines = [
+        f"opened {u.secs(r['pane_at'])} after the stream began, {u.secs(r['seconds'])} before "
+        f"the end; {len(r['frames'])} frames, p50 {u.ms(u.median(r['frames']))}, "
+        f"p95 {u.ms(u.percentile(r['frames'], 95))}; in the garbage collector: {u.ms(in_gc)} "
+        f"of {u.ms(sum(r['frames']))}; the slowest:"
+    ]
+    lines += [f"  {u.ms(d)}, of it gc {u.ms(g)} (generations {gens})" for d, (g, gens) in rows]
+    return "\n".join(lines)
+
+
+def profile_pane(args: argparse.Namespace, top: int = 25) -> str:
+    """The pane case once, each frame of the real process under cProfile (bench/_probe) unless
+    `--pane` alone asked for the frame times only."""
+    import io
+    import pstats
+
+    replies = [make_reply(args.tokens, seed=11 + i)[0] for i in range(len(JOBS))]
+    with u.temp_home() as (home, ws), u.fake_server([]) as url:
+        env = u.bench_env(home, ANTHROPIC_BASE_URL=url)
+        stats_file = home.parent / "frames.prof"
+        case = {
+            "prompt": "orchestrate three writers",
+            "started": lambda s: "SubAgents: 3 running" in s.text,
+            "finished": lambda s: "SubAgent finished." in s.text,
+            "pane": True,
+            "profile": stats_file if args.profile else None,
+        }
+        post_script(url, children_script(replies, args.child_delay, args.child_seconds))
+        with u.Tmux() as tmux:
+            r = run_case(tmux, env, ws, home.parent / "frames.txt", case=case, args=args)
+        if "error" in r:
+            return "profile failed: " + r["error"]
+        if not args.profile:
+            return "pane open: " + worst_frames(r)
+        if not stats_file.exists():
+            return "profile failed: no stats written"
+        buf = io.StringIO()
+        stats = pstats.Stats(str(stats_file), stream=buf)
+        stats.sort_stats("cumulative").print_stats(top)
+        stats.sort_stats("tottime").print_stats(15)
+        stats.sort_stats("cumulative").print_stats("peri_cli", 15)
+        stats.print_callees(r"screen.py:\d+\(_refresh_layout\)")
+    return "pane open, frames over 50 ms under cProfile: " + worst_frames(r) + "\n" + buf.getvalue()
 
 
 def tui_report(results: dict[str, list[dict[str, Any]]], args: argparse.Namespace) -> str:
@@ -397,7 +478,18 @@ def main() -> None:
     ap.add_argument("--probe-every", type=float, default=0.1, help="seconds between probe keys")
     ap.add_argument("--max-seconds", type=float, default=90.0)
     ap.add_argument("--skip-tui", action="store_true", help="only the cache figures")
+    ap.add_argument(
+        "--pane", action="store_true", help="only the open pane's case: its slowest frames"
+    )
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="only the open pane's case, its frames under cProfile (layout, render, write)",
+    )
     args = ap.parse_args()
+    if args.profile or args.pane:
+        print(profile_pane(args))
+        return
     u.banner("bench/subagents_stream.py — three SubAgents streaming; a child's cache share")
     if not args.skip_tui:
         if u.tmux_available():

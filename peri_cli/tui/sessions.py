@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER
 
+GC_THRESHOLDS = (10_000, 2, 10)  # the TUI process's (bench/README.md, *A SubAgent's pane*)
+
 if TYPE_CHECKING:
     from peri_cli.agent.host import ExtraCommand, SessionHost
     from peri_cli.tui.agents_ui import AgentsUI
@@ -109,6 +111,11 @@ class Sessions:
             # stall frames by ~100 ms while a long reply streams. (Cyclic garbage frozen with
             # it is never freed: start-up leaves little.)
             app.call_after_refresh(gc.freeze)
+            # Drawn lines (Textual's `Strip`s keep themselves in their own caches) die as cyclic
+            # garbage, hundreds a frame: with the default thresholds (700, 10, 10) many are
+            # still alive at a young collection, reach the full one and make it scan ~100 ms
+            # every few frames while text streams. Fewer young collections let them die young.
+            gc.set_threshold(*GC_THRESHOLDS)
         if runtime.session is None:
             await self._startup_notices()
             await self.open_picker()

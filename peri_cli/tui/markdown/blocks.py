@@ -36,6 +36,7 @@ class Block:
     children: list[Block] = field(default_factory=list)
     rows: list[list[Content]] = field(default_factory=list)  # table: the header row first
     cache: tuple[object, list[Strip]] | None = None  # top-level blocks: strips by (width, style)
+    open: bool = False  # the last block of a reply still streaming (a fence: drawn plain)
 
 
 _parser: MarkdownIt | None = None

@@ -23,6 +23,8 @@ _RULES: dict[str, RulesMap] = {
 }
 
 GetStyle = Callable[[str | Style], Style]
+_PLAIN_LINES: dict[tuple[str, int, Style], list[Strip]] = {}  # open fences' lines, oldest first
+_PLAIN_KEPT = 1024
 
 
 class Renderer:
@@ -174,16 +176,35 @@ class Renderer:
 
     def fence(self, block: Block, width: int, base: Style) -> list[Strip]:
         """Highlighted code on its own background. Long lines fold at the edge (Textual's fence
-        scrolls sideways instead; lines drawn into a leaf widget cannot)."""
+        scrolls sideways instead; lines drawn into a leaf widget cannot). A fence still
+        streaming (`open`) is drawn plain, line by line, each line drawn once (re-highlighting
+        the whole of it for every frame of its growth costs frames)."""
         style = base + self.get_style(".md--fence")
         pad_x = 0 if self.ansi else 2
         inner = max(1, width - 2 * pad_x)
-        code = highlight(block.code, block.lexer, ansi=self.ansi, dark=self.dark)
         fill = style.background_style.rich_style
         side = Strip.blank(pad_x, fill)
         blank = Strip.blank(width, fill)
-        lines = [Strip.join([side, line, side]) for line in self.text(code, inner, style, "nowrap")]
+        if block.open:
+            code_lines = [
+                s for line in block.code.split("\n") for s in self._plain(line, inner, style)
+            ]
+        else:
+            code = highlight(block.code, block.lexer, ansi=self.ansi, dark=self.dark)
+            code_lines = self.text(code, inner, style, "nowrap")
+        lines = [Strip.join([side, line, side]) for line in code_lines]
         return [blank, *lines, blank]
+
+    def _plain(self, line: str, width: int, style: Style) -> list[Strip]:
+        """One line of an open fence, unhighlighted; memoized (the fence is drawn again as it
+        grows, its lines stay the same)."""
+        key = (line, width, style)
+        hit = _PLAIN_LINES.get(key)
+        if hit is None:
+            hit = _PLAIN_LINES[key] = self.text(Content(line), width, style, "nowrap")
+            if len(_PLAIN_LINES) > _PLAIN_KEPT:
+                del _PLAIN_LINES[next(iter(_PLAIN_LINES))]
+        return hit
 
     def quote(self, block: Block, width: int, base: Style, *, in_list: bool) -> list[Strip]:
         style = base + self.get_style(".md--quote")

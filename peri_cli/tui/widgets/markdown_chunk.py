@@ -102,11 +102,7 @@ class MarkdownChunk(Widget):
         style = self.visual_style
         key = (width, style)
         if self._lines is None or self._lines[0] != key:
-            app = self.app
-            renderer = Renderer(
-                style, self._get_style, ansi=app.native_ansi_color, dark=app.current_theme.dark
-            )
-            self._lines = (key, renderer.document(self.blocks, width, self.previous))
+            self._lines = (key, self._renderer().document(self.blocks, width, self.previous))
         return self._lines[1]
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
@@ -121,6 +117,25 @@ class MarkdownChunk(Widget):
         if y < len(lines):
             return lines[y]
         return Strip.blank(width, self.visual_style.rich_style)
+
+    def draw_ahead(self, block: Block) -> bool:
+        """Draw a block another chunk of the same reply will show, at this one's width: its
+        lines are kept (`Block.cache`), so that chunk's layout finds them drawn. False: this
+        one has no width yet (not laid out)."""
+        width = self.size.width
+        if width <= 0 or not self.is_attached:
+            return False
+        self._renderer().cached(block, width)
+        return True
+
+    def _renderer(self) -> Renderer:
+        app = self.app
+        return Renderer(
+            self.visual_style,
+            self._get_style,
+            ansi=app.native_ansi_color,
+            dark=app.current_theme.dark,
+        )
 
     def set_blocks(self, blocks: Sequence[Block], *, previous: Block | None = None) -> None:
         self.blocks = list(blocks)
