@@ -216,3 +216,18 @@ def test_excluded_commands_run_outside_with_ordinary_approval(peri: Peri) -> Non
     assert "Permission denied for Bash" in asked  # headless: an ordinary question, denied
     (ran,) = run_calls(peri, [bash("touch ~/excluded")], "--permission-mode", "bypass")
     assert (peri.home / "excluded").exists(), ran  # outside the sandbox, as configured
+
+
+def test_grep_searches_inside_the_sandbox(peri: Peri) -> None:
+    """Grep's helper process runs under the same sandbox as Bash: a hidden folder (~/.ssh, the
+    planted key) has nothing to find with the sandbox on, and the key with it off."""
+    grep = {
+        "name": "Grep",
+        "input": {"pattern": "FAKE-KEY", "path": str(peri.home / ".ssh"), "output_mode": "content"},
+    }
+    sandboxed(peri)
+    (inside,) = run_calls(peri, [grep], "--permission-mode", "bypass")
+    assert "FAKE-KEY-DO-NOT-LEAK" not in inside, inside
+    sandboxed(peri, enabled=False)
+    (outside,) = run_calls(peri, [grep], "--permission-mode", "bypass")
+    assert "FAKE-KEY-DO-NOT-LEAK" in outside, outside  # the same call finds it unsandboxed
