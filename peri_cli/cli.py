@@ -253,6 +253,24 @@ def _warm_provider_sdk(flag: str | None) -> None:
     warm(guess_provider(flag, {**os.environ, **held_env()}))
 
 
+def _headless(args: argparse.Namespace) -> int:
+    """`peri -p`: its stream worker starts first, loading the SDK on another core while Peri
+    loads and reads its settings here (`providers.prestart`)."""
+    from peri_cli.base.heldenv import held_env
+    from peri_cli.providers import prestart
+    from peri_cli.providers.warm import guess_provider
+
+    prestart.start(guess_provider(args.provider, {**os.environ, **held_env()}))
+    try:
+        from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
+
+        prompt = args.prompt or ""
+        piped = read_piped_stdin(sys.stdin.buffer, wait=STDIN_WAIT if prompt else None)
+        return run_headless(args, combine_prompt(prompt, piped))
+    finally:
+        prestart.discard()  # not taken: the run ended before its first request
+
+
 def _build(args: argparse.Namespace, pre_read: PreRead | None = None) -> Runtime:
     from peri_cli.sdk.runtime import build_runtime
 
@@ -324,12 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.print and not args.cont and args.resume is None:
             return _new_tui_session(args)
         if args.print:
-            _warm_provider_sdk(args.provider)
-            from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
-
-            prompt = args.prompt or ""
-            piped = read_piped_stdin(sys.stdin.buffer, wait=STDIN_WAIT if prompt else None)
-            return run_headless(args, combine_prompt(prompt, piped))
+            return _headless(args)
         return _resumed_tui_session(args)
     except UsageError as e:
         print(f"peri: error: {e}", file=sys.stderr)

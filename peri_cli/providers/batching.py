@@ -56,8 +56,9 @@ class Inbox:
     """Items put from any thread, taken in batches on the consumer's event loop. The consumer's
     loop is woken once per batch (when the first item of an empty inbox arrives), not per item."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, *, join: bool = True) -> None:
         self._loop = loop
+        self._join = join  # False: every delta as it came (the SDK's and `-p`'s promise)
         self._items: list[Item] = []
         self._lock = threading.Lock()
         self._ready = asyncio.Event()  # touched only on the consumer's loop
@@ -78,5 +79,5 @@ class Inbox:
                 if not items:
                     self._ready.clear()
             if items:
-                return coalesce(items)
+                return coalesce(items) if self._join else items
             await self._ready.wait()

@@ -1,9 +1,11 @@
-"""A provider whose streams are read and parsed in a worker process (`worker`), for the TUI.
+"""A provider whose streams are read and parsed in a worker process (`worker`): the TUI's, and
+`peri -p`'s when it started one first thing (`prestart`).
 
 The UI's process only decodes one small JSON line per stream and frame: the deltas the worker
-batched. Closing a stream (a stop, Ctrl+C) tells the worker to cancel it, which closes the HTTP
-response there; a worker that dies fails its open streams as dropped connections (retried like
-any other), and the next stream starts a new worker.
+batched (`-p` asks for them unbatched: every delta as the server sent it). Closing a stream
+(a stop, Ctrl+C) tells the worker to cancel it, which closes the HTTP response there; a worker
+that dies fails its open streams as dropped connections (retried like any other), and the next
+stream starts a new worker.
 """
 
 from __future__ import annotations
@@ -20,30 +22,52 @@ from collections.abc import AsyncIterator
 from typing import IO, Any
 
 from peri_cli.base.provider import ModelRequest, Provider, StreamEvent, StreamInterrupted
-from peri_cli.providers import scrub
+from peri_cli.providers import prestart
 from peri_cli.providers.batching import Inbox, StreamEnd
+from peri_cli.providers.common import scrub
 from peri_cli.providers.wire import dump_request, load_item
 
 WORKER_KINDS = ("anthropic", "openai")
 
 
-def stream_provider(name: str, *, api_key: str | None, base_url: str | None) -> Provider:
-    """The TUI's provider: an SDK's in a worker process; any other kind in this one."""
-    if name not in WORKER_KINDS:
-        from peri_cli.providers import make_provider
+def stream_provider(
+    name: str, *, api_key: str | None, base_url: str | None, interactive: bool
+) -> Provider:
+    """The TUI's provider: an SDK's in a worker process, batched per frame. Otherwise the one a
+    face started first (`prestart`), unbatched; failing that, the SDK in this process."""
+    if name in WORKER_KINDS:
+        if interactive:
+            return ProcessProvider(name, api_key=api_key, base_url=base_url)
+        if (waiting := prestart.take(name)) is not None:
+            return ProcessProvider(name, api_key=api_key, base_url=base_url, waiting=waiting)
+    from peri_cli.providers.factory import make_provider
 
-        return make_provider(name, api_key=api_key, base_url=base_url)
-    return ProcessProvider(name, api_key=api_key, base_url=base_url)
+    return make_provider(name, api_key=api_key, base_url=base_url)
 
 
 class ProcessProvider:
     """Streams and model lists through one worker process, started on first use. A thread
     reads the worker's lines (blocking reads, no event loop of its own to outlive)."""
 
-    def __init__(self, name: str, *, api_key: str | None, base_url: str | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        waiting: tuple[subprocess.Popen[bytes], IO[bytes]] | None = None,
+    ) -> None:
         self.name = name
-        self._config = {"provider": name, "api_key": api_key, "base_url": base_url}
+        self.batched = waiting is None  # a prestarted worker serves `-p`: deltas as they came
+        self._key = api_key
+        self._config = {
+            "provider": name,
+            "api_key": api_key,
+            "base_url": base_url,
+            "batched": self.batched,
+        }
         self._proc: subprocess.Popen[bytes] | None = None
+        self._waiting = waiting
         self._inboxes: dict[int, tuple[Inbox, subprocess.Popen[bytes]]] = {}  # and its worker
         self._models: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
         self._ids = itertools.count(1)
@@ -53,15 +77,8 @@ class ProcessProvider:
     def _worker(self) -> subprocess.Popen[bytes]:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
-                # the worker's stderr (the TUI owns the terminal): `_why` quotes its last line
-                errors = tempfile.TemporaryFile()  # noqa: SIM115 - open for the worker's life
-                proc = self._proc = subprocess.Popen(
-                    [sys.executable, "-m", "peri_cli.providers.worker"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=errors,
-                    start_new_session=True,  # a terminal's signals are the TUI's to handle
-                )
+                proc, errors = self._waiting or _spawn()
+                self._proc, self._waiting = proc, None
                 self._errors[proc] = errors
                 threading.Thread(
                     target=self._read, args=(proc,), name="peri-stream-worker", daemon=True
@@ -125,13 +142,13 @@ class ProcessProvider:
         with err, contextlib.suppress(OSError, ValueError):
             err.seek(max(0, err.seek(0, 2) - 500))
             lines = err.read().decode(errors="replace").strip().splitlines()
-            return f" ({scrub(lines[-1][-200:], [self._config['api_key']])})" if lines else ""
+            return f" ({scrub(lines[-1][-200:], [self._key])})" if lines else ""
         return ""
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The worker's events for `request`, in order and batched; its error is raised here."""
         stream_id = next(self._ids)
-        inbox = Inbox(asyncio.get_running_loop())
+        inbox = Inbox(asyncio.get_running_loop(), join=self.batched)
         proc = self._worker()
         self._inboxes[stream_id] = (inbox, proc)  # (before it is asked: its answer may be quick)
         ended = False
@@ -166,14 +183,29 @@ class ProcessProvider:
         """End the worker (it would end anyway once its input closes with this process)."""
         with self._lock:
             proc, self._proc = self._proc, None
+            if self._waiting is not None:  # never asked for anything
+                proc, errors = self._waiting
+                self._errors[proc], self._waiting = errors, None
         if proc is not None:
             with contextlib.suppress(OSError):
                 proc.kill()
             proc.wait()
-            if proc.stdin is not None:
-                proc.stdin.close()
-            if (err := self._errors.pop(proc, None)) is not None:
-                err.close()
+            for pipe in (proc.stdin, self._errors.pop(proc, None)):  # (stdout: its reader's)
+                if pipe is not None:
+                    pipe.close()
+
+
+def _spawn() -> tuple[subprocess.Popen[bytes], IO[bytes]]:
+    # the worker's stderr (the TUI owns the terminal): `_why` quotes its last line
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 - open for the worker's life
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "peri_cli.providers.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=errors,
+        start_new_session=True,  # a terminal's signals are the TUI's to handle
+    )
+    return proc, errors
 
 
 def _settle(future: asyncio.Future[Any], value: object) -> None:

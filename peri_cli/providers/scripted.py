@@ -19,7 +19,7 @@ from peri_cli.base.provider import (
     ThinkingDelta,
     ToolUseStarted,
 )
-from peri_cli.providers import ModelListCache
+from peri_cli.providers.common import ModelListCache
 
 DEFAULT_TEXT = "ok"
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 # What the first request imports besides the SDK package: the HTTP stack's asyncio side, which
 # the SDKs load lazily on their first request.
-_MODULES = {
+SDK_MODULES = {
     "anthropic": ("anthropic", "anyio._backends._asyncio", "httpcore2"),
     "openai": ("openai", "anyio._backends._asyncio", "httpcore2"),
 }
@@ -53,7 +53,7 @@ def guess_provider(flag: str | None, env: Mapping[str, str]) -> str:
     if flag:
         return flag
     named = env.get("PERI_PROVIDER", "").strip()
-    if named in _MODULES:
+    if named in SDK_MODULES:
         return named
     anthropic = env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_BASE_URL")
     if not anthropic and (env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
@@ -64,7 +64,7 @@ def guess_provider(flag: str | None, env: Mapping[str, str]) -> str:
 def warm(provider: str) -> threading.Thread | None:
     """Start importing `provider`'s SDK in a daemon thread (once per process); None for a
     provider without an SDK. Whoever imports it later waits for this import, not a second one."""
-    modules = _MODULES.get(provider)
+    modules = SDK_MODULES.get(provider)
     if modules is None:
         return None
     with _lock:

@@ -6,11 +6,13 @@ streaming at full speed keep a core half busy. On the UI's loop that delayed eve
 (p95 239 ms); on a thread of the same process the GIL still did (the UI and the reader hand
 the lock back and forth at every socket read and terminal write).
 
-Protocol, one JSON object a line. In: first the provider's configuration
-`{"provider", "api_key", "base_url"}` (on the pipe, never in argv), then
+Started with a provider's name as its argument (`prestart`), it imports that SDK before it reads
+anything. Protocol, one JSON object a line. In: first the provider's configuration
+`{"provider", "api_key", "base_url", "batched"}` (on the pipe, never in argv), then
 `{"op": "stream", "id", "request"}`, `{"op": "cancel", "id"}`, `{"op": "models", "id"}`.
 Out: `{"id", "items": [...]}` (`wire`: each stream's events at most once a frame, consecutive
-deltas joined) and `{"id", "models": [...] | null}`. The worker ends when its input closes.
+deltas joined; unbatched, `"batched": false`, each event on its own line as it was read) and
+`{"id", "models": [...] | null}`. The worker ends when its input closes.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, BinaryIO
 from peri_cli.base.heldenv import set_non_dumpable
 from peri_cli.base.provider import Provider
 from peri_cli.providers.batching import Item, StreamEnd
+from peri_cli.providers.warm import SDK_MODULES
 from peri_cli.providers.wire import dump_items, load_request
 
 FRAME = 1 / 60  # seconds: a stream's events are written at most this often
@@ -35,9 +38,10 @@ LINE_LIMIT = 1 << 30  # a request carries the whole conversation
 
 
 class Worker:
-    def __init__(self, provider: Provider, out: BinaryIO) -> None:
+    def __init__(self, provider: Provider, out: BinaryIO, *, batched: bool = True) -> None:
         self.provider = provider
         self.out = out
+        self.batched = batched
         self.tasks: dict[int, asyncio.Task[None]] = {}
         self.pending: dict[int, list[Item]] = {}
         self._flush: asyncio.TimerHandle | None = None
@@ -48,6 +52,9 @@ class Worker:
         self.out.flush()
 
     def put(self, stream_id: int, item: Item) -> None:
+        if not self.batched:
+            self.write({"id": stream_id, "items": dump_items([item])})
+            return
         self.pending.setdefault(stream_id, []).append(item)
         if self._flush is None:
             loop = asyncio.get_running_loop()
@@ -95,22 +102,32 @@ class Worker:
 
 async def serve(reader: asyncio.StreamReader, out: BinaryIO) -> None:
     """Read the configuration, then requests until the input closes."""
-    from peri_cli.providers import make_provider
+    from peri_cli.providers.factory import make_provider
 
-    config = json.loads(await reader.readline())
+    if not (line := await reader.readline()):
+        return  # its run ended before it asked for anything
+    config = json.loads(line)
     provider = make_provider(
         config["provider"], api_key=config.get("api_key"), base_url=config.get("base_url")
     )
-    with contextlib.suppress(ImportError):  # the first request need not wait for it
-        importlib.import_module(config["provider"])  # (the SDK is named as its provider)
-    if hasattr(os, "nice"):  # loaded: now parsing yields the CPU to the UI
+    preload(config["provider"])  # the first request need not wait for it
+    batched = config.get("batched", True)
+    if batched and hasattr(os, "nice"):  # loaded: now parsing yields the CPU to the UI
         with contextlib.suppress(OSError):
             os.nice(NICENESS)
-    worker = Worker(provider, out)
+    worker = Worker(provider, out, batched=batched)
     while line := await reader.readline():
         worker.handle(json.loads(line))
     for task in list(worker.tasks.values()):
         task.cancel()
+
+
+def preload(provider: str) -> None:
+    """Import `provider`'s SDK and what its first request imports (nothing for other kinds)."""
+    modules = SDK_MODULES.get(provider)
+    for name in (*modules, f"peri_cli.providers.{provider}.provider") if modules else ():
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 async def main() -> None:
@@ -125,4 +142,6 @@ if __name__ == "__main__":
     # `/proc/<pid>/mem` or ptrace for the user's other processes (a Bash command included).
     set_non_dumpable()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
+        if len(sys.argv) > 1:  # while the run that started it loads Peri
+            preload(sys.argv[1])
         asyncio.run(main())

@@ -169,16 +169,16 @@ class Runtime(McpSide, SandboxSide):
 
     def provider(self) -> Provider:
         if self._provider is None:
-            from peri_cli.providers import make_provider
             from peri_cli.providers.procstream import stream_provider
 
             prefix = self.provider_name.upper()
             # The TUI's streams are parsed in a worker process and arrive batched per frame;
             # `-p`, ACP and the SDK get every delta as the server sent it.
-            self._provider = (stream_provider if self.interactive else make_provider)(
+            self._provider = stream_provider(
                 self.provider_name,
                 api_key=self.env.get(f"{prefix}_API_KEY") or None,
                 base_url=self.env.get(f"{prefix}_BASE_URL") or None,
+                interactive=self.interactive,
             )
             self._provider_built = True
         return self._provider

@@ -46,9 +46,20 @@ def test_a_plain_answer_imports_no_ui_markdown_tokenizer_mcp_or_shell_grammar(
     done = importtime(peri, "-m", "peri_cli", "-p", "hi")
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "A plain answer.\n"
-    packages = top_level(imported(done.stderr))
-    assert provider in packages  # the observation works: the SDK the answer came through
+    modules = imported(done.stderr)
+    packages = top_level(modules)
+    assert "peri_cli.providers.procstream" in modules  # the observation works
     assert not packages & set(UNUSED), sorted(packages & set(UNUSED))
+    # The SDK the answer came through was loaded by the stream worker, on another core while
+    # this process loaded Peri: a process of its own, started before the door was imported.
+    assert provider not in packages
+    order = in_order(done.stderr)
+    assert order.index("peri_cli.providers.prestart") < order.index("peri_cli.sdk")
+
+
+def in_order(stderr: str) -> list[str]:
+    """The modules `-X importtime` reported, in the order their imports ended."""
+    return re.findall(r"^import time:.*\|\s*(\S+)\s*$", stderr, re.M)
 
 
 def test_peri_version_imports_nothing_but_its_own_entry(peri: Peri) -> None:
@@ -87,3 +98,22 @@ print(sorted({"anthropic", "openai"} & after))
     done = importtime(peri, "-c", script)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["from the door", "[]", "['anthropic']"]
+
+
+def test_a_provider_the_settings_name_is_used_though_the_early_worker_guessed_another(
+    peri: Peri,
+) -> None:
+    """The worker is started before the settings are read, on a guess from the environment
+    (both keys here: Anthropic). The settings name OpenAI: that run loads its SDK here."""
+    peri.server.set_script([{"text": "Through the settings' provider."}])
+    (peri.home / ".peri").mkdir(parents=True, exist_ok=True)
+    (peri.home / ".peri" / "settings.json").write_text('{"provider": "openai"}')
+    peri.extra_env = {
+        "PERI_PROVIDER": "",
+        "OPENAI_BASE_URL": peri.server.openai_url,
+        "OPENAI_API_KEY": "sk-test-openai",
+    }
+    done = importtime(peri, "-m", "peri_cli", "-p", "hi")
+    assert (done.returncode, done.stdout) == (0, "Through the settings' provider.\n")
+    assert peri.server.requests[-1]["path"].endswith("/chat/completions")
+    assert "openai" in top_level(imported(done.stderr))

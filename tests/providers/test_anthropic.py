@@ -28,9 +28,10 @@ from peri_cli.base.provider import (
     ToolUseStarted,
 )
 from peri_cli.base.retry import Retrying, stream_with_retries
-from peri_cli.providers import RAW_INPUT_KEY, make_provider
 from peri_cli.providers.anthropic.provider import AnthropicProvider
 from peri_cli.providers.anthropic.request import build_params, count_breakpoints
+from peri_cli.providers.common import RAW_INPUT_KEY
+from peri_cli.providers.factory import make_provider
 from tests.fakeserver import FakeServer
 from tests.providers.streams import collect
 

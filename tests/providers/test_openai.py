@@ -25,7 +25,8 @@ from peri_cli.base.provider import (
     ToolSpec,
     ToolUseStarted,
 )
-from peri_cli.providers import RAW_INPUT_KEY, make_provider
+from peri_cli.providers.common import RAW_INPUT_KEY
+from peri_cli.providers.factory import make_provider
 from peri_cli.providers.openai.provider import OpenAIProvider
 from tests.fakeserver import FakeServer
 from tests.providers.streams import collect

@@ -14,7 +14,7 @@ from peri_cli.base.provider import (
     ThinkingDelta,
     ToolUseStarted,
 )
-from peri_cli.providers import make_provider
+from peri_cli.providers.factory import make_provider
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 
 

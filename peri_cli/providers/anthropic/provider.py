@@ -10,7 +10,9 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from peri_cli.base.provider import ModelRequest, ProviderError, StreamEvent, StreamInterrupted
-from peri_cli.providers import (
+from peri_cli.providers.anthropic.request import DEFAULT_MODEL, build_params
+from peri_cli.providers.anthropic.stream import MALFORMED, StreamedReply
+from peri_cli.providers.common import (
     MAX_MODELS,
     MODELS_TIMEOUT,
     ModelListCache,
@@ -20,8 +22,6 @@ from peri_cli.providers import (
     scrub_provider_text,
     with_aliases,
 )
-from peri_cli.providers.anthropic.request import DEFAULT_MODEL, build_params
-from peri_cli.providers.anthropic.stream import MALFORMED, StreamedReply
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic

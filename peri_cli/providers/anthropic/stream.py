@@ -16,7 +16,7 @@ from peri_cli.base.provider import (
     ThinkingDelta,
     ToolUseStarted,
 )
-from peri_cli.providers import parse_tool_input
+from peri_cli.providers.common import parse_tool_input
 
 MALFORMED = "the server sent a malformed stream event"
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from peri_cli.base.provider import ModelRequest, ProviderError, StreamEvent, StreamInterrupted
-from peri_cli.providers import (
+from peri_cli.providers.common import (
     MAX_MODELS,
     MODELS_TIMEOUT,
     ModelListCache,

@@ -20,7 +20,7 @@ from peri_cli.base.provider import (
     ThinkingDelta,
     ToolUseStarted,
 )
-from peri_cli.providers import parse_tool_input
+from peri_cli.providers.common import parse_tool_input
 
 ID_ALPHABET = string.ascii_letters + string.digits
 ID_LENGTH = 9  # Mistral's servers accept only 9 alphanumerics; everyone else takes any string

@@ -1,0 +1,61 @@
+"""A stream worker started first thing, so that a face's first request does not wait for Peri.
+
+`peri -p` has one request to make, and `import anthropic` alone (~2 s here) is most of the time
+to its answer. A thread cannot overlap that import with Peri's own start: both are Python and
+share the GIL. A process can, on another core: `start` launches the worker (`worker`) before
+Peri imports anything heavy, the worker imports its SDK meanwhile, and the run's provider
+(`procstream.stream_provider`) takes the waiting process instead of importing the SDK here.
+
+Only the standard library is imported here: this runs before the rest of Peri loads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import tempfile
+from typing import IO
+
+_waiting: dict[str, tuple[subprocess.Popen[bytes], IO[bytes]]] = {}
+
+
+def start(provider: str) -> subprocess.Popen[bytes] | None:
+    """Launch a worker that loads `provider`'s SDK now (once per process: the waiting one if it
+    is running); None if no process could be started."""
+    if provider in _waiting:
+        return _waiting[provider][0]
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 - the worker's stderr, for its life
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "peri_cli.providers.worker", provider],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            start_new_session=True,  # Ctrl+C is the run's to handle (it cancels the stream)
+        )
+    except OSError:  # no process to be had: the run imports its SDK itself
+        errors.close()
+        return None
+    _waiting[provider] = (proc, errors)
+    return proc
+
+
+def take(provider: str) -> tuple[subprocess.Popen[bytes], IO[bytes]] | None:
+    """The waiting worker for `provider` and its stderr file (now the caller's to end), or None;
+    a worker waiting for another provider (a guess the settings overruled) is ended."""
+    found = _waiting.pop(provider, None)
+    discard()
+    return found
+
+
+def discard() -> None:
+    """End the workers nobody took (a run that failed before its first request)."""
+    while _waiting:
+        _, (proc, errors) = _waiting.popitem()
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout, errors):
+            if pipe is not None:
+                pipe.close()

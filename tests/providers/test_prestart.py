@@ -1,0 +1,85 @@
+"""The stream worker `peri -p` starts first thing (`prestart`): the run's provider takes it and
+gets every delta as the server sent it; a worker for a provider the settings overruled, or one
+nobody asked for anything, is ended rather than left loading an SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from peri_cli.base.messages import user_text
+from peri_cli.base.provider import ModelRequest, TextDelta
+from peri_cli.providers import prestart
+from peri_cli.providers.anthropic.provider import AnthropicProvider
+from peri_cli.providers.openai.provider import OpenAIProvider
+from peri_cli.providers.procstream import ProcessProvider, stream_provider
+from tests.fakeserver import FakeServer
+from tests.providers.streams import collect
+
+REQ = ModelRequest(model="m", frozen_system="s", dynamic_system="", messages=[user_text("go")])
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_waiting() -> Iterator[None]:
+    yield
+    prestart.discard()
+
+
+def ended(proc: object) -> bool:
+    assert proc is not None
+    return proc.wait(timeout=10) is not None  # type: ignore[attr-defined]
+
+
+async def test_the_run_takes_the_waiting_worker_and_gets_every_delta_as_sent(
+    server: FakeServer,
+) -> None:
+    reply = " ".join(f"w{i}" for i in range(3000))
+    server.set_script([{"text": reply}] * 2)
+    waiting = prestart.start("anthropic")
+    assert prestart.start("anthropic") is waiting  # once per process
+    provider = stream_provider("anthropic", api_key="k", base_url=server.url, interactive=False)
+    try:
+        assert isinstance(provider, ProcessProvider)
+        assert provider._proc is None  # not yet asked: the waiting one is used on first ask
+        deltas, done = await collect(provider, REQ)
+        assert provider._proc is waiting
+    finally:
+        provider.close()
+    inline, _ = await collect(AnthropicProvider(api_key="k", base_url=server.url), REQ)
+    assert done.message.text == reply
+    assert [e.text for e in deltas if isinstance(e, TextDelta)] == [
+        e.text for e in inline if isinstance(e, TextDelta)
+    ]  # unbatched: the same deltas, one by one (3,000 of them)
+    assert len(deltas) > 1000
+    assert ended(waiting)
+
+
+async def test_a_worker_for_a_provider_the_settings_overruled_is_ended(
+    server: FakeServer,
+) -> None:
+    server.set_script([{"text": "through openai"}])
+    guessed = prestart.start("anthropic")
+    provider = stream_provider("openai", api_key="k", base_url=server.openai_url, interactive=False)
+    assert isinstance(provider, OpenAIProvider)  # in this process: nothing was waiting for it
+    assert ended(guessed)
+    _, done = await collect(provider, REQ)
+    assert done.message.text == "through openai"
+
+
+def test_without_a_waiting_worker_the_sdk_runs_in_process_and_the_tui_gets_batches() -> None:
+    headless = stream_provider("anthropic", api_key="k", base_url=None, interactive=False)
+    assert isinstance(headless, AnthropicProvider)
+    tui = stream_provider("anthropic", api_key="k", base_url=None, interactive=True)
+    assert isinstance(tui, ProcessProvider) and tui.batched
+    tui.close()
+
+
+def test_a_waiting_worker_nobody_asked_ends_with_its_run() -> None:
+    taken = prestart.start("anthropic")
+    provider = stream_provider("anthropic", api_key="k", base_url=None, interactive=False)
+    provider.close()  # type: ignore[attr-defined]
+    assert ended(taken)
+    left = prestart.start("openai")
+    prestart.discard()  # the run failed before its provider was built
+    assert ended(left)
