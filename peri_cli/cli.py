@@ -258,9 +258,10 @@ def _headless(args: argparse.Namespace) -> int:
     loads and reads its settings here (`providers.prestart`)."""
     from peri_cli.base.heldenv import held_env
     from peri_cli.providers import prestart
-    from peri_cli.providers.warm import guess_provider
+    from peri_cli.providers.warm import SDK_MODULES, guess_provider
 
-    prestart.start(guess_provider(args.provider, {**os.environ, **held_env()}))
+    if (guess := guess_provider(args.provider, {**os.environ, **held_env()})) in SDK_MODULES:
+        prestart.start(guess)
     try:
         from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
 
@@ -281,10 +282,12 @@ def _new_tui_session(args: argparse.Namespace) -> int:
     """A new TUI session in two phases: the first frame (the prompt, and the model the settings
     files name: read once, their text kept for the runtime), then the runtime, built in a thread
     while the user types."""
+    import gc
     from pathlib import Path
 
     from peri_cli.tui.typeahead import enter_stays_enter
 
+    gc.disable()  # until the runtime is built (`tui.sessions.collect_again`): start-up only
     with enter_stays_enter():  # before Textual's import: keys typed meanwhile keep their meaning
         from peri_cli.base.first_look import first_look
         from peri_cli.base.heldenv import held_env
@@ -299,9 +302,12 @@ def _new_tui_session(args: argparse.Namespace) -> int:
 
 def _resumed_tui_session(args: argparse.Namespace) -> int:
     """-c / -r: the session is read before the first frame (an unknown id ends it here)."""
+    import gc
+
     from peri_cli.agent.host import StartupError
     from peri_cli.tui.typeahead import enter_stays_enter
 
+    gc.disable()  # as for a new session
     with enter_stays_enter():
         try:
             runtime = _build(args)

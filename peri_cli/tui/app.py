@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
-from textual.widgets import Footer
 
 from peri_cli.tui import approvals_ui, exit_signals, keymap
 from peri_cli.tui.agents_ui import AgentsUI
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.keys import Keys
 from peri_cli.tui.sessions import Sessions
-from peri_cli.tui.startup import RuntimeSlot
+from peri_cli.tui.startup import QuietStart, RuntimeSlot
 from peri_cli.tui.turns import Turns
 from peri_cli.tui.widgets.agent_strip import AgentStrip
 from peri_cli.tui.widgets.conversation import PAGE, Conversation
+from peri_cli.tui.widgets.key_footer import KeyFooter
 from peri_cli.tui.widgets.notice import Level, NoticeLine
 from peri_cli.tui.widgets.permission_prompt import ApprovalDock, PermissionPrompt
 from peri_cli.tui.widgets.prompt_area import PromptArea
@@ -107,6 +107,7 @@ class PeriApp(App[int]):
         )
         self.keys = Keys(self)
         self._closing = False
+        self._quiet_start: QuietStart | None = None  # the build waits for a gap in the typing
         self._focused = True  # the terminal has focus (as far as it reports focus changes)
         self.notifications: list[str] = []  # what was sent to the terminal as a notification
 
@@ -116,7 +117,7 @@ class PeriApp(App[int]):
         yield self.prompt_area
         yield self.agent_strip
         yield self.status
-        yield Footer()
+        yield KeyFooter()
 
     # what is built with the runtime
 
@@ -183,10 +184,23 @@ class PeriApp(App[int]):
         exit_signals.install(self._exit_on_signal)
         if self.slot.pending or (self.slot.runtime and self.slot.runtime.trust_pending):
             self.status.busy("starting")
-            self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
+            if self.slot.pending and not self.sessions.first_prompt:  # (a prompt: at once)
+                self._quiet_start = QuietStart(self._run_start)
+                self.call_after_refresh(self._quiet_start.arm)
+            else:
+                self.call_after_refresh(self._run_start)
             return
         await self.sessions.attach(self.runtime)
         self.turns.next()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and self._quiet_start is not None:
+            self._quiet_start.typed()
+        await super().on_event(event)
+
+    def _run_start(self) -> None:
+        self._quiet_start = None
+        self.run_worker(self._start(), group="start")
 
     async def _start(self) -> None:
         if await self.sessions.start():

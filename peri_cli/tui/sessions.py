@@ -54,6 +54,8 @@ class Sessions:
         app = self.app
         try:
             runtime = self.slot.runtime or await self.slot.build()
+            if self._freeze_gc:
+                collect_again()  # (not later: a trust question may wait for minutes)
             from peri_cli.tui.screens.trust_dialog import settle_trust  # the core is loaded now
 
             await settle_trust(app, runtime)  # before the session: it decides mode and guides
@@ -111,11 +113,7 @@ class Sessions:
             # stall frames by ~100 ms while a long reply streams. (Cyclic garbage frozen with
             # it is never freed: start-up leaves little.)
             app.call_after_refresh(gc.freeze)
-            # Drawn lines (Textual's `Strip`s keep themselves in their own caches) die as cyclic
-            # garbage, hundreds a frame: with the default thresholds (700, 10, 10) many are
-            # still alive at a young collection, reach the full one and make it scan ~100 ms
-            # every few frames while text streams. Fewer young collections let them die young.
-            gc.set_threshold(*GC_THRESHOLDS)
+            collect_again()
         if runtime.session is None:
             await self._startup_notices()
             await self.open_picker()
@@ -263,3 +261,16 @@ class Sessions:
         app.status.set(context_tokens=None, cache_share=None, cost_usd=0.0)
         await self.show(rerender=rerender)
         return True
+
+
+def collect_again() -> None:
+    """The TUI process's garbage collection, resumed after start-up (`cli` pauses it until the
+    runtime is built: what start-up allocates lives for the whole run, and collecting while
+    Textual and the core load only cost time) with what start-up built frozen out of it."""
+    gc.freeze()
+    # Drawn lines (Textual's `Strip`s keep themselves in their own caches) die as cyclic
+    # garbage, hundreds a frame: with the default thresholds (700, 10, 10) many are still
+    # alive at a young collection, reach the full one and make it scan ~100 ms every few
+    # frames while text streams. Fewer young collections let them die young.
+    gc.set_threshold(*GC_THRESHOLDS)
+    gc.enable()

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from peri_cli.agent.host import SessionHost
 
 BUILD_SWITCH_INTERVAL = 0.0005  # seconds: the GIL's hand-over while the runtime is built
+BUILD_GAP = 0.1  # seconds without a key press before the runtime's build starts...
+BUILD_LATEST = 0.5  # ...but no later than this after the first frame
 
 
 class RuntimeSlot:
@@ -59,3 +61,39 @@ class RuntimeSlot:
             runtime, self.runtime = self.runtime, None
         if runtime is not None:
             runtime.close()
+
+
+class QuietStart:
+    """Starts the runtime's build in the first gap in the typing after the first frame, and no
+    later than `latest` after it.
+
+    The build (~330 ms: importing the core, pydantic's schemas, reading the files) holds the GIL
+    in stretches a key press cannot interrupt (a long C call ignores the switch interval): the
+    first keys typed while it runs echo late. Typed before it starts, they echo at Textual's own
+    pace; a prompt sent meanwhile waits for the build as it would anyway."""
+
+    def __init__(
+        self, start: Callable[[], object], *, gap: float = BUILD_GAP, latest: float = BUILD_LATEST
+    ) -> None:
+        self._start = start
+        self._gap = gap
+        self._latest = latest
+        self._handle: asyncio.TimerHandle | None = None
+
+    def arm(self) -> None:
+        """The first frame is drawn: start after a gap."""
+        loop = asyncio.get_running_loop()
+        self._latest += loop.time()
+        self._handle = loop.call_later(self._gap, self._fire)
+
+    def typed(self) -> None:
+        """A key was pressed: wait for the next gap (not past the latest start)."""
+        if self._handle is None:
+            return
+        loop = asyncio.get_running_loop()
+        self._handle.cancel()
+        self._handle = loop.call_at(min(loop.time() + self._gap, self._latest), self._fire)
+
+    def _fire(self) -> None:
+        self._handle = None
+        self._start()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.widgets import Static
+from textual.widgets._footer import FooterKey
 
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.tui.app import PeriApp
@@ -231,4 +232,24 @@ async def test_the_status_bar_names_model_and_mode_at_60_columns(tmp_path: Path)
         assert app.status.region.y + 1 >= app.size.height - 1  # on the bottom lines
         await pilot.press("ctrl+c")
         await until(pilot, lambda: not app.busy)
+    runtime.close()
+
+
+async def test_the_footer_is_rebuilt_only_when_the_keys_it_shows_change(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: app.ready and app.query(FooterKey), what="the footer")
+        keys = list(app.query(FooterKey))
+        assert "Send" in [k.description for k in keys]  # the prompt's Enter, while it has focus
+        app.screen.refresh_bindings()  # what a focus change or the terminal's focus-in does
+        app.screen.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+        assert list(app.query(FooterKey)) == keys  # the same widgets: nothing rebuilt
+        app.set_focus(None)  # the prompt's keys are no longer live
+        await until(pilot, lambda: list(app.query(FooterKey)) != keys, what="a rebuild")
+        assert "Send" not in [k.description for k in app.query(FooterKey)]
+        app.prompt_area.input.focus()
+        await until(pilot, lambda: "Send" in [k.description for k in app.query(FooterKey)])
     runtime.close()
