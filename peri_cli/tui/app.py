@@ -27,10 +27,10 @@ from peri_cli.tui.sessions import Sessions
 from peri_cli.tui.startup import QuietStart, RuntimeSlot
 from peri_cli.tui.turns import Turns
 from peri_cli.tui.widgets.agent_strip import AgentStrip
+from peri_cli.tui.widgets.approval_dock import ApprovalDock
 from peri_cli.tui.widgets.conversation import PAGE, Conversation
 from peri_cli.tui.widgets.key_footer import KeyFooter
 from peri_cli.tui.widgets.notice import Level, NoticeLine
-from peri_cli.tui.widgets.permission_prompt import ApprovalDock, PermissionPrompt
 from peri_cli.tui.widgets.prompt_area import PromptArea
 from peri_cli.tui.widgets.status_bar import StatusBar
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from peri_cli.extensions.hooks import SessionStartSource
     from peri_cli.tui.agent_board import AgentBoard
     from peri_cli.tui.bridge import Bridge
+    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 
 LONG_TURN = 30.0  # seconds: a turn longer than this rings when it ends
 

@@ -30,11 +30,12 @@ from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
 from peri_cli.base.retry import Retrying
 from peri_cli.tui.markdown.blocks import warm as warm_markdown
 from peri_cli.tui.widgets.agent_card import AgentCard
+from peri_cli.tui.widgets.approval_dock import ApprovalDock
 from peri_cli.tui.widgets.assistant_message import AssistantMessage as AssistantView
 from peri_cli.tui.widgets.conversation import Conversation
 from peri_cli.tui.widgets.folded_text import FoldedText
 from peri_cli.tui.widgets.notice import Level, NoticeLine
-from peri_cli.tui.widgets.permission_prompt import ApprovalDock, ApprovalRecord, PermissionPrompt
+from peri_cli.tui.widgets.permission_prompt import ApprovalRecord, PermissionPrompt
 from peri_cli.tui.widgets.separator import Separator
 from peri_cli.tui.widgets.status_bar import StatusBar
 from peri_cli.tui.widgets.tool_call import ToolCallView

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING
 
 from textual import events
 
-from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
-
 if TYPE_CHECKING:
     from peri_cli.agent.host import SessionHost
     from peri_cli.tui.ports import AppPort
@@ -43,7 +41,7 @@ class Keys:
             and event.character
             and not app.screen.is_modal
             and app.focused is not prompt
-            and not isinstance(app.focused, PermissionPrompt)
+            and not _is_approval(app.focused)
         ):
             event.stop()
             event.prevent_default()
@@ -165,3 +163,11 @@ class Keys:
         if pending is not None:
             pending.scroll_body(end=True)
         self.app.conversation.to_bottom()
+
+
+def _is_approval(widget: object) -> bool:
+    """An approval has the keys (its letters answer it). Imported here, not for the first frame:
+    the approval widgets are loaded with the first approval, or with this first stray key."""
+    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+
+    return isinstance(widget, PermissionPrompt)

@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     from peri_cli.tui.agent_board import AgentBoard
     from peri_cli.tui.history import PromptHistory
     from peri_cli.tui.widgets.agent_strip import AgentStrip
+    from peri_cli.tui.widgets.approval_dock import ApprovalDock
     from peri_cli.tui.widgets.conversation import Conversation
     from peri_cli.tui.widgets.notice import Level
-    from peri_cli.tui.widgets.permission_prompt import ApprovalDock, PermissionPrompt
+    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
     from peri_cli.tui.widgets.prompt_area import PromptArea
     from peri_cli.tui.widgets.status_bar import StatusBar
 

@@ -29,9 +29,9 @@ from peri_cli.base.textsafe import visible
 from peri_cli.tui.bridge import Bridge, CostOf
 from peri_cli.tui.format import plain
 from peri_cli.tui.widgets.agent_card import child_summary
+from peri_cli.tui.widgets.approval_dock import ApprovalDock
 from peri_cli.tui.widgets.conversation import Conversation
 from peri_cli.tui.widgets.notice import Level, NoticeLine
-from peri_cli.tui.widgets.permission_prompt import ApprovalDock
 from peri_cli.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:

@@ -316,35 +316,3 @@ class ApprovalRecord(Static):
         self.answer = answer
         said = text or record_text(answer, note)
         super().__init__(Content.assemble(plain(tool), ": ", plain(said)))
-
-
-class ApprovalDock(Vertical):
-    """Where a pending approval stands: between the conversation and the prompt."""
-
-    DEFAULT_CSS = """
-    ApprovalDock { height: auto; }
-    """
-
-    class Asked(Message):
-        """An approval was put up: the app fits it to the screen."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self.display = False
-
-    @property
-    def pending(self) -> PermissionPrompt | None:
-        for prompt in self.query(PermissionPrompt):
-            if not prompt.answered:
-                return prompt
-        return None
-
-    async def ask(self, prompt: PermissionPrompt) -> None:
-        self.display = True
-        await self.mount(prompt)
-        self.post_message(self.Asked())
-
-    async def close(self, prompt: PermissionPrompt) -> None:
-        if prompt.parent is self:
-            await prompt.remove()
-        self.display = bool(self.query(PermissionPrompt))
