@@ -173,7 +173,9 @@ def _add_result(
     if len(text) > 2 * keep_chars + MIN_CUT_CHARS:
         cut = count(cut_middle(text, keep_chars, keep_chars))
         unit.candidates.append((d, whole - cut))
-    note = result_note(unit.tool or "tool", unit.tool_input, text, mid, count)
+    # The note's 40-token cap in a fixed measure: a note is written once and must read the same
+    # whatever the calibration (which follows the provider's reports) says at that moment.
+    note = result_note(unit.tool or "tool", unit.tool_input, text, mid, estimate_tokens)
     spent = count(note)
     images = IMAGE_TOKENS_MAX * sum(isinstance(item, ImagePart) for item in part.content)
     unit.note = NoteCandidate(

@@ -131,3 +131,29 @@ def test_levels_count_each_level_and_measure_what_it_freed() -> None:
     both = projection_levels(with_directives(entries, cuts, notes), counter().count_message)
     assert (both.cut, both.notes) == (len(cuts) - 3, 3)
     assert both.cut_freed == one.cut_freed and both.notes_freed > 0
+
+
+def test_a_note_reads_the_same_whatever_the_calibration() -> None:
+    """A counter calibrated toward the provider's reports (here at its clamp, 2x: a ~37-token
+    note would count 74) must not strip the input from the notes: a note is written once, and
+    it names what it replaced."""
+    inflated = counter()
+    inflated.reset_calibration(2.0)
+    for count in (inflated.count_text, COUNT):
+        entries = long_turn(12)
+        cuts = plan(entries, 0)
+        planned = plan_micro(
+            entries,
+            BIG,
+            keep_turns=3,
+            keep_chars=200,
+            turn_budget=3_000,
+            already={d.key for d in cuts},
+            count=count,
+            must_free=BIG,
+        )
+        view = project(with_directives(entries, cuts, planned))
+        notes = [r.text for m in view for r in m.tool_results if "moved out of view" in r.text]
+        assert len(notes) == len(cuts)
+        for n, note in enumerate(notes):
+            assert note.startswith(f"[Read(f{n}.py): ") and COUNT(note) <= NOTE_MAX_TOKENS

@@ -103,8 +103,8 @@ def http_server(*, sse: bool = False) -> Iterator[str]:
 
 def server_processes(pidfile: Path, but: int | None = None) -> list[int]:
     """Live processes started with this pid file in their environment (except `but`, the peri
-    that has it too): every MCP server that peri started, mcp-server-time included, whatever
-    their parent now is."""
+    that has it too, and the provider's stream worker `peri -p` starts): every MCP server that
+    peri started, mcp-server-time included, whatever their parent now is."""
     needle = f"PERI_TEST_PIDFILE={pidfile}".encode()
     found = []
     for entry in Path("/proc").iterdir():
@@ -114,6 +114,15 @@ def server_processes(pidfile: Path, but: int | None = None) -> list[int]:
             env = (entry / "environ").read_bytes()
         except OSError:
             continue
-        if int(entry.name) != but and needle in env.split(b"\0") and alive(int(entry.name)):
+        mine = int(entry.name) != but and needle in env.split(b"\0")
+        if mine and alive(int(entry.name)) and not stream_worker(entry):
             found.append(int(entry.name))
     return found
+
+
+def stream_worker(proc: Path) -> bool:
+    """`peri -p`'s stream worker (`providers/prestart.py`): Peri's own child, not a server."""
+    try:
+        return b"peri_cli.providers.worker" in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
