@@ -278,17 +278,32 @@ def _build(args: argparse.Namespace, pre_read: PreRead | None = None) -> Runtime
     return build_runtime(args, os.environ, interactive=not args.print, pre_read=pre_read)
 
 
+class _CollectorPaused:
+    """The garbage collector off while the TUI starts: what start-up allocates lives for the
+    whole run, and collecting it meanwhile only costs time. The TUI turns it back on once the
+    runtime is built (`tui.sessions.collect_again`); this, however the TUI ends."""
+
+    def __enter__(self) -> None:
+        import gc
+
+        gc.disable()
+
+    def __exit__(self, *_: object) -> None:
+        import gc
+
+        gc.enable()
+
+
 def _new_tui_session(args: argparse.Namespace) -> int:
     """A new TUI session in two phases: the first frame (the prompt, and the model the settings
     files name: read once, their text kept for the runtime), then the runtime, built in a thread
     while the user types."""
-    import gc
     from pathlib import Path
 
     from peri_cli.tui.typeahead import enter_stays_enter
 
-    gc.disable()  # until the runtime is built (`tui.sessions.collect_again`): start-up only
-    with enter_stays_enter():  # before Textual's import: keys typed meanwhile keep their meaning
+    # before Textual's import: keys typed meanwhile keep their meaning
+    with _CollectorPaused(), enter_stays_enter():
         from peri_cli.base.first_look import first_look
         from peri_cli.base.heldenv import held_env
         from peri_cli.tui.app import run_tui
@@ -302,13 +317,10 @@ def _new_tui_session(args: argparse.Namespace) -> int:
 
 def _resumed_tui_session(args: argparse.Namespace) -> int:
     """-c / -r: the session is read before the first frame (an unknown id ends it here)."""
-    import gc
-
     from peri_cli.agent.host import StartupError
     from peri_cli.tui.typeahead import enter_stays_enter
 
-    gc.disable()  # as for a new session
-    with enter_stays_enter():
+    with _CollectorPaused(), enter_stays_enter():
         try:
             runtime = _build(args)
         except StartupError as e:

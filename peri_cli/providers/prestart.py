@@ -12,6 +12,7 @@ Only the standard library is imported here: this runs before the rest of Peri lo
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -28,7 +29,9 @@ def start(provider: str) -> subprocess.Popen[bytes] | None:
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - the worker's stderr, for its life
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "peri_cli.providers.worker", provider],
+            # -P: not the workspace's modules first on its path (it is handed the API key);
+            # this process's id: the worker ends with it (`worker.die_with_parent`)
+            [sys.executable, "-P", "-m", "peri_cli.providers.worker", provider, str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,

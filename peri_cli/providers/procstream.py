@@ -73,10 +73,16 @@ class ProcessProvider:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()  # one worker; one writer at a time
         self._errors: dict[subprocess.Popen[bytes], IO[bytes]] = {}
+        self._ended: set[subprocess.Popen[bytes]] = set()  # workers whose reader has finished
+        self._streams = threading.Lock()  # a stream's registration vs its worker's end
+        self._why_ended = ""
 
     def _worker(self) -> subprocess.Popen[bytes]:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
+                if self._waiting is not None and self._waiting[0].poll() is not None:
+                    self._waiting[1].close()  # it died while loading (killed, out of memory)
+                    self._waiting = None
                 proc, errors = self._waiting or _spawn()
                 self._proc, self._waiting = proc, None
                 self._errors[proc] = errors
@@ -127,10 +133,13 @@ class ProcessProvider:
         with contextlib.suppress(OSError):
             proc.kill()
         proc.wait()
-        error = StreamInterrupted(f"the stream worker process ended mid-reply{self._why(proc)}")
-        for inbox, owner in list(self._inboxes.values()):
+        self._why_ended = f"the stream worker process ended mid-reply{self._why(proc)}"
+        with self._streams:  # a stream registered after this sees `_ended` instead
+            self._ended.add(proc)
+            inboxes = list(self._inboxes.values())
+        for inbox, owner in inboxes:
             if owner is proc:
-                inbox.put(StreamEnd(error))
+                inbox.put(StreamEnd(StreamInterrupted(self._why_ended)))
         for request_id in list(self._models):
             self._answer(request_id, None)
 
@@ -150,7 +159,10 @@ class ProcessProvider:
         stream_id = next(self._ids)
         inbox = Inbox(asyncio.get_running_loop(), join=self.batched)
         proc = self._worker()
-        self._inboxes[stream_id] = (inbox, proc)  # (before it is asked: its answer may be quick)
+        with self._streams:  # (before it is asked: its answer may be quick)
+            self._inboxes[stream_id] = (inbox, proc)
+            if proc in self._ended:  # it ended before this stream was registered
+                inbox.put(StreamEnd(StreamInterrupted(self._why_ended)))
         ended = False
         try:
             self._write(proc, {"op": "stream", "id": stream_id, "request": dump_request(request)})
@@ -192,14 +204,17 @@ class ProcessProvider:
             proc.wait()
             for pipe in (proc.stdin, self._errors.pop(proc, None)):  # (stdout: its reader's)
                 if pipe is not None:
-                    pipe.close()
+                    with contextlib.suppress(OSError):  # unflushed bytes to a dead worker
+                        pipe.close()
 
 
 def _spawn() -> tuple[subprocess.Popen[bytes], IO[bytes]]:
     # the worker's stderr (the TUI owns the terminal): `_why` quotes its last line
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - open for the worker's life
     proc = subprocess.Popen(
-        [sys.executable, "-m", "peri_cli.providers.worker"],
+        # -P: the workspace (the current directory) is not on its import path, or a repository's
+        # `anthropic.py` would run in the process that is handed the API key
+        [sys.executable, "-P", "-m", "peri_cli.providers.worker"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=errors,

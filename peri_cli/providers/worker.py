@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import json
 import os
+import signal
 import sys
 from typing import Any, BinaryIO
 
@@ -35,6 +36,7 @@ FRAME = 1 / 60  # seconds: a stream's events are written at most this often
 # Parsing yields the CPU to the UI: on a busy machine a key press outranks the next delta.
 NICENESS = 5
 LINE_LIMIT = 1 << 30  # a request carries the whole conversation
+PR_SET_PDEATHSIG = 1
 
 
 class Worker:
@@ -130,6 +132,21 @@ def preload(provider: str) -> None:
             importlib.import_module(name)
 
 
+def die_with_parent(parent: int) -> None:
+    """Linux: be killed when `parent` ends, rather than load an SDK for ~2 s for nobody (its
+    input closing ends it only once it reads). Only for `prestart`'s worker: the thread that
+    starts it, `peri -p`'s main thread, lives as long as its process; the TUI starts its worker
+    from a thread that ends first, which would end the worker with it."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # it ended before that was set
+        os._exit(0)
+
+
 async def main() -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
@@ -142,6 +159,7 @@ if __name__ == "__main__":
     # `/proc/<pid>/mem` or ptrace for the user's other processes (a Bash command included).
     set_non_dumpable()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        if len(sys.argv) > 1:  # while the run that started it loads Peri
+        if len(sys.argv) > 2:  # `prestart`'s: the SDK while the run that started it loads Peri
+            die_with_parent(int(sys.argv[2]))
             preload(sys.argv[1])
         asyncio.run(main())

@@ -201,7 +201,8 @@ class PeriApp(App[int]):
 
     def _run_start(self) -> None:
         self._quiet_start = None
-        self.run_worker(self._start(), group="start")
+        if not self.quitting:  # (quit before the gap came: nothing to build for)
+            self.run_worker(self._start(), group="start")
 
     async def _start(self) -> None:
         if await self.sessions.start():

@@ -4,7 +4,12 @@ nobody asked for anything, is ended rather than left loading an SDK."""
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +88,80 @@ def test_a_waiting_worker_nobody_asked_ends_with_its_run() -> None:
     left = prestart.start("openai")
     prestart.discard()  # the run failed before its provider was built
     assert ended(left)
+
+
+async def test_a_waiting_worker_that_died_while_loading_is_replaced(server: FakeServer) -> None:
+    server.set_script([{"text": "from a fresh worker"}])
+    dead = prestart.start("anthropic")
+    assert dead is not None
+    dead.kill()  # killed while it loads (out of memory, a stray kill)
+    dead.wait()
+    provider = stream_provider("anthropic", api_key="k", base_url=server.url, interactive=False)
+    try:
+        _, done = await asyncio.wait_for(collect(provider, REQ), 60)
+        assert done.message.text == "from a fresh worker"
+        assert len(server.requests) == 1  # no retry: the dead one was never asked
+    finally:
+        provider.close()
+
+
+def test_closing_a_provider_whose_worker_died_raises_nothing() -> None:
+    dead = prestart.start("anthropic")
+    provider = stream_provider("anthropic", api_key="k", base_url=None, interactive=False)
+    assert isinstance(provider, ProcessProvider) and dead is not None
+    provider._worker()  # the configuration is written to it
+    dead.kill()
+    dead.wait()
+    provider._write(dead, {"op": "stream", "id": 1, "request": {}})  # unflushed, to a dead pipe
+    provider.close()
+
+
+async def test_the_worker_never_imports_the_workspace_s_modules(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository's `anthropic.py` (or `peri_cli/`) is not run by the process that is handed
+    the API key: the worker's import path does not start with the current directory."""
+    marker = tmp_path / "ran"
+    for planted in ("anthropic.py", "httpx2.py", "peri_cli/__init__.py"):
+        (tmp_path / planted).parent.mkdir(exist_ok=True)
+        (tmp_path / planted).write_text(f"open({str(marker)!r}, 'a').write('{planted}')\n")
+    monkeypatch.chdir(tmp_path)
+    server.set_script([{"text": "the real SDK"}] * 2)
+    prestart.start("anthropic")
+    early = stream_provider("anthropic", api_key="k", base_url=server.url, interactive=False)
+    tui = ProcessProvider("anthropic", api_key="k", base_url=server.url)
+    try:
+        for provider in (early, tui):
+            _, done = await asyncio.wait_for(collect(provider, REQ), 60)
+            assert done.message.text == "the real SDK"
+    finally:
+        early.close()  # type: ignore[attr-defined]
+        tui.close()
+    assert not marker.exists()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_prestarted_worker_ends_with_the_process_that_started_it(tmp_path: Path) -> None:
+    """Killed with its parent, not ~2 s later when it has loaded the SDK and reads its input."""
+    script = (
+        "import os, sys\n"
+        "from peri_cli.providers import prestart\n"
+        "print(prestart.start('anthropic').pid, flush=True)\n"
+        "os._exit(0)\n"
+    )
+    parent = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    worker = int(parent.stdout)
+    deadline = time.monotonic() + 0.5  # loading the SDK alone takes ~2 s here
+    while running(worker) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not running(worker)
+
+
+def running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")

@@ -164,3 +164,19 @@ async def test_collection_paused_for_the_start_resumes_once_the_runtime_is_built
         gc.set_threshold(*before)
         gc.enable()
         runtime.close()
+
+
+async def test_quitting_before_the_gap_builds_nothing(tmp_path: Path) -> None:
+    built: list[bool] = []
+
+    def build() -> Runtime:
+        built.append(True)
+        return make_runtime(tmp_path)
+
+    app = PeriApp(build, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()  # the first frame is drawn: the build waits for a gap
+        assert built == [] and app._quiet_start is not None
+        app.exit()  # before the gap came
+    await asyncio.sleep(0.8)  # past the latest start (0.5 s)
+    assert built == []
