@@ -18,6 +18,7 @@ from peri_cli.permissions.truststore import TrustRecord, TrustStore
 from peri_cli.providers.scripted import ScriptedCall, ScriptedReply
 from peri_cli.tui.app import PeriApp
 from tests.e2e.conftest import Peri, texts
+from tests.e2e.test_mcp_e2e import tool_results
 from tests.mcp.helpers import SERVERS, http_server, pids, server_processes
 from tests.tui.harness import FIXED_NOW, make_runtime, send, until
 
@@ -170,7 +171,10 @@ def test_headless_does_not_start_a_project_server_the_user_never_approved(
     crash = {"command": sys.executable, "args": [str(SERVERS / "crash_server.py")]}
     (peri.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"added": crash}}))
     TrustStore(peri.home / ".peri").record(peri.workspace, TrustRecord(True))
-    peri.server.set_script([{"text": "ok"}, {"text": "ok"}])
+    ping = {"name": "ExecuteExtraTool", "input": {"tool_name": "mcp__added__ping", "params": {}}}
+    # The second run calls the server's tool: it waits for the server, which is connected in the
+    # background (an answer alone can come before the server has even started).
+    peri.server.set_script([{"text": "ok"}, {"tool_calls": [ping]}, {"text": "pinged"}])
     done = peri.run("-p", "hi")
     assert done.returncode == 0
     assert (
@@ -178,8 +182,10 @@ def test_headless_does_not_start_a_project_server_the_user_never_approved(
         "workspace; start `peri` once to approve it, or run with --trust-workspace"
     ) in done.stderr
     assert pids(pidfile) == []
-    flagged = peri.run("-p", "hi", "--trust-workspace")
-    assert flagged.returncode == 0 and "'added'" not in flagged.stderr
+    flagged = peri.run("-p", "hi", "--trust-workspace", "--allowedTools", "mcp__added__ping")
+    assert flagged.returncode == 0 and "'added'" not in flagged.stderr, flagged.stderr
+    assert flagged.stdout == "pinged\n"
+    assert "ok" in tool_results(peri.server.requests[-1]["body"])
     assert len(pids(pidfile)) == 1 and server_processes(pidfile) == []
 
 
