@@ -6,9 +6,10 @@ streaming at full speed keep a core half busy. On the UI's loop that delayed eve
 (p95 239 ms); on a thread of the same process the GIL still did (the UI and the reader hand
 the lock back and forth at every socket read and terminal write).
 
-Started with a provider's name as its argument (`prestart`), it imports that SDK before it reads
-anything. Protocol, one JSON object a line. In: first the provider's configuration
-`{"provider", "api_key", "base_url", "batched"}` (on the pipe, never in argv), then
+Started with a provider's name and its parent's pid as arguments (`prestart`), it imports that
+SDK before it reads anything, and dies with that parent. Protocol, one JSON object a line. In:
+first the provider's configuration `{"provider", "api_key", "base_url", "batched"}` (on the
+pipe, never in argv), then
 `{"op": "stream", "id", "request"}`, `{"op": "cancel", "id"}`, `{"op": "models", "id"}`.
 Out: `{"id", "items": [...]}` (`wire`: each stream's events at most once a frame, consecutive
 deltas joined; unbatched, `"batched": false`, each event on its own line as it was read) and
