@@ -258,6 +258,9 @@ async def test_while_the_user_types_the_report_waits_for_their_message(tmp_path:
     app = make_app(tmp_path, router)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "orchestrate a count", wait=False)
+        # (the Enter handled first: on a loaded machine it could come after the insert, sending
+        # both texts and leaving the prompt empty, and the report then woke the parent)
+        await until(pilot, lambda: app.prompt_area.text == "", what="the prompt sent")
         app.prompt_area.input.insert("and more")  # the user types on while the parent works
         await until(pilot, lambda: child_states(app).get("counter") == "done", what="the child")
         await until(pilot, lambda: not app.busy and bool(app.agent.inbox), what="the turn")
