@@ -56,9 +56,16 @@ def discard() -> None:
     """End the workers nobody took (a run that failed before its first request)."""
     while _waiting:
         _, (proc, errors) = _waiting.popitem()
-        with contextlib.suppress(OSError):
-            proc.kill()
-        proc.wait()
-        for pipe in (proc.stdin, proc.stdout, errors):
-            if pipe is not None:
+        end(proc, errors)
+
+
+def end(proc: subprocess.Popen[bytes], errors: IO[bytes] | None) -> None:
+    """Kill a worker and close what this side holds of it: its input and its stderr file (its
+    output belongs to whoever reads it, and closes with that)."""
+    with contextlib.suppress(OSError):
+        proc.kill()
+    proc.wait()
+    for pipe in (proc.stdin, errors):
+        if pipe is not None:
+            with contextlib.suppress(OSError):  # unflushed bytes to a dead worker
                 pipe.close()

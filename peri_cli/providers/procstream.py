@@ -81,7 +81,7 @@ class ProcessProvider:
         with self._lock:
             if self._proc is None or self._proc.poll() is not None:
                 if self._waiting is not None and self._waiting[0].poll() is not None:
-                    self._waiting[1].close()  # it died while loading (killed, out of memory)
+                    prestart.end(*self._waiting)  # it died while loading (killed, out of memory)
                     self._waiting = None
                 proc, errors = self._waiting or _spawn()
                 self._proc, self._waiting = proc, None
@@ -199,13 +199,7 @@ class ProcessProvider:
                 proc, errors = self._waiting
                 self._errors[proc], self._waiting = errors, None
         if proc is not None:
-            with contextlib.suppress(OSError):
-                proc.kill()
-            proc.wait()
-            for pipe in (proc.stdin, self._errors.pop(proc, None)):  # (stdout: its reader's)
-                if pipe is not None:
-                    with contextlib.suppress(OSError):  # unflushed bytes to a dead worker
-                        pipe.close()
+            prestart.end(proc, self._errors.pop(proc, None))
 
 
 def _spawn() -> tuple[subprocess.Popen[bytes], IO[bytes]]:
