@@ -12,12 +12,13 @@ from peri_cli.agent.attachments import AttachContext, attach, mentions
 from peri_cli.agent.host import CommandError
 from peri_cli.agent.sessionstart import run_session_start
 from peri_cli.agent.subagents import SubagentManager
-from peri_cli.base.events import Compacted, CompactFailed, PermissionRequested
 from peri_cli.base.events import Event as CoreEvent
+from peri_cli.base.events import PermissionRequested
 from peri_cli.base.messages import ImagePart
 from peri_cli.base.textsafe import visible
 from peri_cli.extensions.commands import parse_command
 from peri_cli.sdk.asking import Asker
+from peri_cli.sdk.commands import HANDLERS
 from peri_cli.sdk.composed import Runtime
 from peri_cli.sdk.events import Event, SystemEvent
 from peri_cli.sdk.translate import Translator
@@ -69,7 +70,7 @@ class PromptRun:
         invocation = parse_command(prompt)
         try:
             if invocation is not None and invocation.command.headless:
-                await self._command(invocation.command.name, invocation.argument)
+                await HANDLERS[invocation.command.name](self, invocation.argument)
             elif invocation is not None:
                 self.out.error = f"/{invocation.command.name} is only available in the TUI"
             else:
@@ -124,26 +125,6 @@ class PromptRun:
             parent = child.tool_use_id if child is not None else None
             for e in self.out.child_event(item.child_id, event, parent):
                 self.emit(e)
-
-    async def _command(self, name: str, argument: str) -> None:
-        agent, out = self.agent, self.out
-        if name == "clear":
-            agent.session.clear()
-            out.result = "Cleared the visible history; the session keeps its frozen prompt."
-            self.emit(SystemEvent.of("clear", session_id=agent.session.id))
-            return
-        if agent.compactor is None:
-            out.error = "compaction is not available in this build"
-            return
-        async for event in agent.compact_now(argument or None):
-            self.core(event)
-            if isinstance(event, Compacted):
-                out.result = (
-                    f"Compacted: {event.tokens_before} -> {event.tokens_after} tokens "
-                    f"({event.affected} messages summarized)."
-                )
-            elif isinstance(event, CompactFailed):
-                out.error = f"compaction failed: {event.reason}"
 
     async def _expand(self, prompt: str) -> str | None:
         """`/mcp__<server>__<prompt> [args]` -> the prompt's text; None (the error set) when the
