@@ -166,6 +166,7 @@ def _meta_command(argv: Sequence[str]) -> int:
     from peri_cli.context.meta import CAPABILITIES, resolve
     from peri_cli.mcp.boot import plan_run
     from peri_cli.mcp.names import tool_prefix
+    from peri_cli.tools import capability_tools
 
     env, workspace = os.environ, Path.cwd().resolve()
     peri_home = peri_home_from_env(env)
@@ -177,22 +178,22 @@ def _meta_command(argv: Sequence[str]) -> int:
         raise UsageError(str(e)) from e
     board = resolve(loaded, workspace=workspace, peri_home=peri_home)
     plan, _ = plan_run(workspace, env, loaded.mcp_servers, trusted=trust.trusted)
-    extra = {"mcp": [f"{tool_prefix(c.name)}*" for c in plan.start]}
+    brings = capability_tools()
+    brings.setdefault("mcp", []).extend(f"{tool_prefix(c.name)}*" for c in plan.start)
     if args.json:
-        print(json.dumps(board.to_json(extra), ensure_ascii=False))
+        print(json.dumps(board.to_json(brings), ensure_ascii=False))
         return EXIT_OK
     untrusted = trust.warning() if any(i.kind == "meta_harness" for i in trust.ignored) else None
     for line in [*board.warnings, *([untrusted] if untrusted else [])]:
         print(f"peri: warning: {line}", file=sys.stderr)
     summaries = {c.name: c.summary for c in CAPABILITIES}
-    brings = {c.name: c.tools for c in CAPABILITIES}
     out = ["Base prompt sections (true: replaced by its override file)"]
     for row in board.sections:
         state = f"overridden by {row.source}" if row.overridden else "built-in"
         out.append(f"  {row.id:<10} {state}{_set_in(row.setting)}")
     out.append("Capabilities (false: removed whole)")
     for cap in board.capabilities:
-        tools = ", ".join([*brings[cap.name], *extra.get(cap.name, [])]) or "-"
+        tools = ", ".join(brings.get(cap.name, [])) or "-"
         on = "on " if cap.enabled else "off"
         out.append(f"  {cap.name:<10} {on}  {summaries[cap.name]}; tools: {tools}")
         out[-1] += _set_in(cap.source)

@@ -11,7 +11,7 @@ from typing import Any
 from acp import Client
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
-from peri_cli.acp.tools import asked_content, kind_of, plain, title_of
+from peri_cli.acp.tools import KindOf, asked_content, other_kind, plain, title_of
 from peri_cli.sdk import Allow, Deny, PermissionContext
 
 NETWORK_TOOL = "Network"  # (CONTRACT.md §8: a sandbox's question about a domain)
@@ -85,6 +85,7 @@ class EditorAsker:
 
     def __init__(self, conn: Client, cwd: Path) -> None:
         self.conn, self.cwd = conn, cwd
+        self.kind_of: KindOf = other_kind  # the session's tools' own, once it is connected
 
     async def __call__(
         self, tool_name: str, tool_input: dict[str, Any], context: PermissionContext
@@ -96,7 +97,7 @@ class EditorAsker:
             # (a Network question belongs to no call of its own: it gets an id that says so)
             tool_call_id=context.tool_use_id or f"network-{uuid.uuid4().hex[:12]}",
             title=title,
-            kind=kind_of(tool_name),
+            kind=self.kind_of(tool_name),
             status="pending",
             content=asked_content(tool_name, tool_input, self.cwd) or None,
             raw_input=tool_input,

@@ -80,7 +80,7 @@ def mcp_config(servers: list[Any] | None) -> dict[str, Any]:
 class EditorSession:
     def __init__(self, conn: Client, client: PeriClient, cwd: Path, launch: Launch) -> None:
         self.conn, self.client, self.cwd, self.launch = conn, client, cwd, launch
-        self.updates = Updates(cwd)
+        self.updates = Updates(cwd, client.editor_kind)
         self.told_warnings = False
         self.lock = asyncio.Lock()  # one prompt at a time
 
@@ -107,15 +107,15 @@ class EditorSession:
             extra_layers=mcp_layers(mcp_config(servers)),
             files=files,
         )
-        options = PeriOptions(
-            can_use_tool=EditorAsker(conn, spec.workspace), include_partial_messages=True
-        )
+        asker = EditorAsker(conn, spec.workspace)
+        options = PeriOptions(can_use_tool=asker, include_partial_messages=True)
         client = PeriClient(options, spec=spec)
         try:
             await client.connect()
         except PeriError as e:
             code = -32002 if e.exit_code == 2 and resume else -32603
             raise RequestError(code, str(e)) from e
+        asker.kind_of = client.editor_kind
         if files is not None:
             files.session_id = client.session_id
         return cls(conn, client, spec.workspace, launch)

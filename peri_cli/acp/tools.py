@@ -4,8 +4,9 @@ touches and its content (a diff for Edit and Write, the command for Bash)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from acp.schema import (
     ContentToolCallContent,
@@ -15,32 +16,18 @@ from acp.schema import (
     ToolCallLocation,
 )
 
-ToolKind = Literal[
-    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
-]
+from peri_cli.sdk import EditorKind
+
 # (Terminal content is never sent: Bash runs in Peri; named to match the schema's lists)
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
-
-KINDS: dict[str, ToolKind] = {
-    "Read": "read",
-    "Edit": "edit",
-    "Write": "edit",
-    "Bash": "execute",
-    "BashOutput": "execute",
-    "KillBash": "execute",
-    "Grep": "search",
-    "Glob": "search",
-    "WebFetch": "fetch",
-    "WebSearch": "fetch",
-    "Agent": "think",
-    "Skill": "other",
-}
+# A tool's kind for the editor: what the tool's own traits say (`PeriClient.tool_traits`).
+KindOf = Callable[[str], EditorKind]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 TITLE_CAP = 120
 
 
-def kind_of(name: str) -> ToolKind:
-    return KINDS.get(name, "other")
+def other_kind(_name: str) -> EditorKind:
+    return "other"
 
 
 def plain(text: str, cap: int = TITLE_CAP) -> str:

@@ -19,9 +19,10 @@ from acp.schema import (
 )
 
 from peri_cli.acp.tools import (
+    KindOf,
     diff_of,
-    kind_of,
     locations_of,
+    other_kind,
     plain,
     text_content,
     title_of,
@@ -56,8 +57,8 @@ def thought(text: str) -> AgentThoughtChunk:
 
 
 class Updates:
-    def __init__(self, cwd: Path) -> None:
-        self.cwd = cwd
+    def __init__(self, cwd: Path, kind_of: KindOf = other_kind) -> None:
+        self.cwd, self.kind_of = cwd, kind_of
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}  # id -> (name, input)
         self.agents: dict[str, list[str]] = {}  # Agent call id -> its child's steps
         self.answers: dict[str, str] = {}  # Agent call id -> what the call answered
@@ -115,7 +116,7 @@ class Updates:
                 session_update="tool_call",
                 tool_call_id=event.id,
                 title=title_of(event.name, event.input, self.cwd),
-                kind=kind_of(event.name),
+                kind=self.kind_of(event.name),
                 status="pending",
                 locations=locations_of(event.name, event.input, self.cwd) or None,
                 raw_input=event.input,

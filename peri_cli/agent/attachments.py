@@ -22,6 +22,7 @@ from peri_cli.base.safe_read import SafeReadError, is_inside, read_bytes
 from peri_cli.base.textsafe import visible
 from peri_cli.base.tool import Tool, ToolContext, ToolError
 from peri_cli.permissions.call_facts import RuleContext
+from peri_cli.permissions.hidden import HiddenPaths
 from peri_cli.permissions.rule_syntax import Rule
 from peri_cli.permissions.rules import read_denied
 from peri_cli.session.transcript import MessageEntry
@@ -77,6 +78,7 @@ class AttachContext:
     tool_ctx: ToolContext
     rules: list[Rule]
     rule_ctx: RuleContext
+    hidden: HiddenPaths = field(default_factory=HiddenPaths)  # never attached (Read asks)
 
     @classmethod
     def of(cls, agent: Agent, workspace: Path) -> AttachContext:
@@ -87,6 +89,7 @@ class AttachContext:
             tool_ctx=agent.tool_ctx,
             rules=agent.policy.rules.rules,
             rule_ctx=agent.policy.context(),
+            hidden=agent.policy.hidden,
         )
 
 
@@ -135,6 +138,12 @@ async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
     rule = read_denied(path, ctx.rules, ctx.rule_ctx, folder=path.is_dir())
     if rule is not None:
         out.skipped.append(f"@{shown}: not attached, a deny rule covers it ({rule.text})")
+        return
+    if ctx.hidden.covering(path) is not None:
+        out.skipped.append(
+            f"@{shown}: not attached, it is a hidden path (the default secrets or "
+            "sandbox.filesystem.denyRead); ask for a Read of it, which asks you first"
+        )
         return
     if path.is_dir():
         out.parts.append(TextPart(text=_listing(path, shown, ctx)))
@@ -186,7 +195,10 @@ def _visible_entries(
             break
         checked += 1
         is_dir = entry.is_dir(follow_symlinks=False)
-        if read_denied(Path(entry.path), ctx.rules, ctx.rule_ctx, folder=is_dir) is not None:
+        path = Path(entry.path)
+        if ctx.hidden.covering(path) is not None:
+            continue  # a hidden path: not even its name
+        if read_denied(path, ctx.rules, ctx.rule_ctx, folder=is_dir) is not None:
             hidden += 1
             continue
         lines.append(f"{entry.name}/" if is_dir else entry.name)

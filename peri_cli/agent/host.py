@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from peri_cli.agent.subagents import SubagentManager
     from peri_cli.base.modes import Mode
     from peri_cli.base.settings import LoadedSettings, Settings
+    from peri_cli.base.tool import ToolTraits
     from peri_cli.context.meta import MetaState
     from peri_cli.extensions.hooks import SessionStartSource
     from peri_cli.extensions.skills.catalog import SkillCatalog
@@ -96,6 +97,16 @@ class SessionHost(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    # The session's tools, as they describe themselves (the UI does not reach peri_cli.tools)
+
+    def tool_traits(self, name: str) -> ToolTraits:
+        """What the tool of that name says of itself; plain traits for one not registered."""
+        ...
+
+    def capability_tools(self) -> dict[str, list[str]]:
+        """Each Meta Harness capability's built-in tools."""
+        ...
 
     # The Bash sandbox (the UI does not reach peri_cli.sandbox itself)
 

@@ -242,6 +242,9 @@ class SubagentManager:
         cached prefix is then shared) and refuses an Agent call when it is made."""
         parent = self.parent.tools
         hidden = set(kind.disallowed)
+        if kind.read_only:
+            kept = {n: t for n, t in parent.direct.items() if t.traits.read_only}
+            return ToolRegistry(direct={n: t for n, t in kept.items() if n not in hidden})
         if kind.tools is None:
             direct = {n: t for n, t in parent.direct.items() if n not in hidden}
             deferred = {n: t for n, t in parent.deferred.items() if n not in hidden}

@@ -39,6 +39,8 @@ from peri_cli.base.tool import (
 from peri_cli.extensions.extra_tools import Unwrapping
 from peri_cli.extensions.hookanswers import HookOutcome
 from peri_cli.extensions.hookpoints import Hooks, notices
+from peri_cli.permissions.call_facts import Call
+from peri_cli.permissions.call_facts import describe_call as judged_call
 from peri_cli.permissions.policy import Decision, PermissionPolicy
 
 
@@ -80,6 +82,7 @@ class _Planned:
     tool: Tool | None = None  # what runs: the named tool, or the target of a wrapper call
     params: Any = None
     writes: Writes = NOTHING
+    call: Call | None = None  # the call as the permission policy judged it
     output: ToolOutput | None = None  # set when decided without running (error, denial)
     started: bool = False
     notes: list[str] = field(default_factory=list)  # hooks' messages for the user
@@ -213,11 +216,9 @@ class ToolRound:
                 yield notice
             if pre.blocked:
                 raise ToolError(f"Blocked by a PreToolUse hook: {pre.reason}")
+            call = item.call = judged_call(tool, item.params, raw, self.tool_ctx, item.writes)
             decision = self.policy.decide(
-                tool.name,
-                tool.kind,
-                raw,
-                item.writes.paths,
+                call,
                 hook=pre.permission,
                 hook_reason=pre.permission_reason,
                 agent=self.tool_ctx.agent_id,
@@ -231,20 +232,21 @@ class ToolRound:
                 "the call was not run. Fix the arguments and retry."
             )
             return
-        async for event in self._answer(item, tool, raw, decision):
+        async for event in self._answer(item, tool, call, decision):
             yield event
 
     async def _answer(
-        self, item: _Planned, tool: Tool, raw: dict[str, Any], decision: Decision
+        self, item: _Planned, tool: Tool, call: Call, decision: Decision
     ) -> AsyncIterator[Event]:
         """Apply a decision, asking the user when it says "ask"; a denial becomes the result."""
+        raw = dict(call.tool_input)  # the target's own input (a wrapper call unwrapped)
         answer: PermissionAnswer = "allow" if decision.action == "allow" else "deny"
         note = ""
         if decision.action == "ask":
             offers = (
                 []
                 if decision.outside_workspace or decision.protected
-                else self.policy.suggestions(tool.name, tool.kind, raw, item.writes.paths)
+                else self.policy.suggestions(call)
             )
             future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
             asked = PermissionRequested(
@@ -303,6 +305,8 @@ class ToolRound:
         ctx = dataclasses.replace(
             self.tool_ctx, call_id=item.use.id, progress=self.live.reporter(item.use)
         )
+        if item.call is not None and ctx.read_denied is not None:  # what the user let it read
+            ctx = dataclasses.replace(ctx, read_denied=self.policy.read_filter(item.call))
         paths = item.writes.paths
         moved = self._moved_since_approval(item) if paths else None
         if moved is not None:

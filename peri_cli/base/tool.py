@@ -73,6 +73,25 @@ class CommandSandbox(Protocol):
 
 # What a tool does, for the permission policy: read-only, changes files, runs commands, or external.
 ToolKind = Literal["read", "write", "execute", "external"]
+# How an editor shows a call (ACP's `ToolKind`).
+EditorKind = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+]
+
+
+@dataclass(frozen=True)
+class ToolTraits:
+    """What the rest of Peri knows about a tool without calling it; every room reads these
+    instead of keeping a list of names."""
+
+    capability: str | None = None  # the Meta Harness capability that brings it (None: none)
+    read_only: bool = False  # changes nothing and runs nothing: the `explore` SubAgent has it
+    card_arg: str | None = None  # the input field its card names ("file_path", "command")
+    editor_kind: EditorKind = "other"  # how an editor (ACP) shows its calls
+    deferred: bool = False  # kept out of the tools list, reached through SearchExtraTools
+
+
+PLAIN = ToolTraits()
 
 
 @dataclass(frozen=True)
@@ -138,6 +157,9 @@ class Writes:
 
     paths: tuple[Path, ...] = ()
     anything: bool = False
+    # The same files as the model named them (absolute, symlinks not followed): Edit rules match
+    # a path as written too, so a link's own name is judged as well as where it leads.
+    given: tuple[Path, ...] = ()
 
     def __bool__(self) -> bool:
         return self.anything or bool(self.paths)
@@ -152,6 +174,34 @@ NOTHING = Writes()
 ANYTHING = Writes(anything=True)
 
 
+@dataclass(frozen=True)
+class Reads:
+    """What one call reads, as the model gave the paths (absolute, symlinks not followed): whole
+    files, and folders (or files) searched. Read deny rules and the hidden paths are judged on
+    these, so a tool that reads files must name them here."""
+
+    files: tuple[Path, ...] = ()
+    searches: tuple[Path, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.searches)
+
+
+NO_READS = Reads()
+
+
+def search_reads(ctx: ToolContext, path: str | None, pattern: str | None) -> Reads:
+    """What a search of `path` (default: the workspace) for files matching a glob reads: the
+    folders the pattern starts with before its first wildcard ("src/**/*.py" -> path/src)."""
+    root = ctx.resolve(path) if path else ctx.workspace
+    parts: list[str] = []
+    for seg in (pattern or "").split("/")[:-1]:
+        if any(c in seg for c in "*?[{"):
+            break
+        parts.append(seg)
+    return Reads(searches=(root / "/".join(parts),))
+
+
 class Tool(Protocol):
     """The one door for every capability: built-in tools, MCP tools, skills and SubAgent types all
     describe themselves per instance, since some are known only at run time."""
@@ -162,6 +212,9 @@ class Tool(Protocol):
     @property
     def kind(self) -> ToolKind: ...
 
+    @property
+    def traits(self) -> ToolTraits: ...
+
     def spec(self) -> ToolSpec:
         """Name, description and JSON input schema, as the model sees them."""
         ...
@@ -171,8 +224,17 @@ class Tool(Protocol):
         on; called once per call."""
         ...
 
+    def reads(self, params: Any, ctx: ToolContext) -> Reads:
+        """The files and folders this call reads (for Read rules and the hidden paths)."""
+        ...
+
     def writes(self, params: Any, ctx: ToolContext) -> Writes:
         """What this call would change (for the workspace check and for ordering calls)."""
+        ...
+
+    def subject(self, params: Any) -> str | None:
+        """What a `Tool(glob)` rule matches in this call (Agent's type, Skill's name,
+        WebFetch's `domain:HOST`); None: such rules do not apply."""
         ...
 
     async def call(self, params: Any, ctx: ToolContext) -> ToolOutput: ...
@@ -188,6 +250,7 @@ class PydanticTool(Generic[P]):
     name: str
     kind: ToolKind
     params: type[P]
+    traits: ToolTraits = PLAIN
 
     def description(self) -> str:
         raise NotImplementedError
@@ -209,9 +272,16 @@ class PydanticTool(Generic[P]):
                 f"Invalid input for {self.name}: {problems}. Fix the arguments and retry."
             ) from e
 
+    def reads(self, params: P, ctx: ToolContext) -> Reads:
+        """Reads no files unless the tool says which."""
+        return NO_READS
+
     def writes(self, params: P, ctx: ToolContext) -> Writes:
         """Read-only tools change nothing; any other kind may change anything unless it says."""
         return NOTHING if self.kind == "read" else ANYTHING
+
+    def subject(self, params: P) -> str | None:
+        return None
 
     async def call(self, params: P, ctx: ToolContext) -> ToolOutput:
         raise NotImplementedError
@@ -250,7 +320,10 @@ class ToolRegistry:
     sources: dict[str, ToolSource] = field(default_factory=dict)
     _specs: list[ToolSpec] | None = field(default=None, repr=False)
 
-    def add(self, tool: Tool, *, deferred: bool = False) -> None:
+    def add(self, tool: Tool, *, deferred: bool | None = None) -> None:
+        """Add a tool, deferred as its traits say unless `deferred` is given."""
+        if deferred is None:
+            deferred = tool.traits.deferred
         (self.deferred if deferred else self.direct)[tool.name] = tool
         if not deferred:
             self._specs = None
@@ -265,6 +338,11 @@ class ToolRegistry:
 
     def get(self, name: str) -> Tool | None:
         return self.direct.get(name) or self.deferred.get(name)
+
+    def traits(self, name: str) -> ToolTraits:
+        """The traits of the tool of that name; plain ones for a tool not registered."""
+        tool = self.get(name)
+        return PLAIN if tool is None else tool.traits
 
     def all(self) -> list[Tool]:
         """Every registered tool, direct first."""

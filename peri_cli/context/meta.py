@@ -39,50 +39,32 @@ NAME_RE = re.compile(r"[a-z0-9_-]+")
 
 @dataclass(frozen=True)
 class Capability:
-    """A part of the harness that can be removed whole."""
+    """A part of the harness that can be removed whole. Its tools are the ones whose
+    `traits.capability` names it (`Tool` in `base/tool.py`), built-in, MCP or any other."""
 
     name: str
     summary: str
-    tools: tuple[str, ...] = ()  # the built-in tools it brings
     contributions: tuple[str, ...] = ()  # names in the request-time contribution chain
-    tool_prefix: str = ""  # tools named with this prefix belong to it too (MCP's)
 
 
 CAPABILITIES: tuple[Capability, ...] = (
-    Capability("files", "read, write and edit files", ("Read", "Write", "Edit")),
-    Capability("search", "find files and search their contents", ("Glob", "Grep")),
-    Capability("shell", "run shell commands", ("Bash",)),
-    Capability("subagents", "delegate work to SubAgents", ("Agent",)),
-    Capability("skills", "the skill listing and the Skill tool", ("Skill",)),
-    Capability(
-        "mcp", "tools of the configured MCP servers", contributions=("mcp",), tool_prefix="mcp__"
-    ),
-    Capability(
-        "deferred",
-        "tools kept out of the tools list, found and run on demand",
-        ("SearchExtraTools", "ExecuteExtraTool"),
-    ),
+    Capability("files", "read, write and edit files"),
+    Capability("search", "find files and search their contents"),
+    Capability("shell", "run shell commands"),
+    Capability("subagents", "delegate work to SubAgents"),
+    Capability("skills", "the skill listing and the Skill tool"),
+    Capability("mcp", "tools of the configured MCP servers", contributions=("mcp",)),
+    Capability("deferred", "tools kept out of the tools list, found and run on demand"),
     Capability("git", "the current git branch in every request", contributions=("git",)),
     Capability("notes", "session-local notes in every request", contributions=("notes",)),
 )
 CAPABILITY_NAMES: tuple[str, ...] = tuple(c.name for c in CAPABILITIES)
 _BY_NAME = {c.name: c for c in CAPABILITIES}
-_TOOL_OWNER = {tool: c.name for c in CAPABILITIES for tool in c.tools}
 KNOWN_NAMES: tuple[str, ...] = (*SECTION_IDS, *CAPABILITY_NAMES, BUILTIN_SUBAGENTS)
 
 
 def capability(name: str) -> Capability | None:
     return _BY_NAME.get(name)
-
-
-def tool_capability(tool: str) -> str | None:
-    """The capability a tool belongs to; None for a tool the Meta Harness does not know."""
-    owner = _TOOL_OWNER.get(tool)
-    if owner is not None:
-        return owner
-    return next(
-        (c.name for c in CAPABILITIES if c.tool_prefix and tool.startswith(c.tool_prefix)), None
-    )
 
 
 @dataclass(frozen=True)
@@ -96,9 +78,9 @@ class MetaState:
     def enabled(self, name: str) -> bool:
         return name not in self.disabled
 
-    def keeps_tool(self, tool: str, *, deferred: bool = False) -> bool:
-        """Whether a tool of that name may be registered (direct, or deferred) in this session."""
-        owner = tool_capability(tool)
+    def keeps_tool(self, tool: Tool, *, deferred: bool = False) -> bool:
+        """Whether a tool may be registered (direct, or deferred) in this session."""
+        owner = tool.traits.capability
         if owner is not None and owner in self.disabled:
             return False
         return not (deferred and "deferred" in self.disabled)
@@ -156,9 +138,10 @@ class Resolution:
     )
     warnings: list[str] = field(default_factory=list)
 
-    def to_json(self, extra_tools: Mapping[str, Iterable[str]] | None = None) -> dict[str, object]:
-        """CONTRACT §2's shape; `extra_tools` adds run-time tools (MCP servers' patterns)."""
-        extra = extra_tools or {}
+    def to_json(self, tools: Mapping[str, Iterable[str]] | None = None) -> dict[str, object]:
+        """CONTRACT §2's shape; `tools`: each capability's tools (built-in ones by their
+        traits, MCP servers' patterns)."""
+        tools = tools or {}
         return {
             "sections": [
                 {"id": r.id, "overridden": r.overridden, "source": r.source, "setting": r.setting}
@@ -169,7 +152,7 @@ class Resolution:
                     "name": r.name,
                     "enabled": r.enabled,
                     "source": r.source,
-                    "tools": [*_BY_NAME[r.name].tools, *extra.get(r.name, ())],
+                    "tools": list(tools.get(r.name, ())),
                 }
                 for r in self.capabilities
             ],
@@ -287,6 +270,8 @@ class MetaRegistry(ToolRegistry):
 
     meta: MetaState = ALL_ON
 
-    def add(self, tool: Tool, *, deferred: bool = False) -> None:
-        if self.meta.keeps_tool(tool.name, deferred=deferred):
+    def add(self, tool: Tool, *, deferred: bool | None = None) -> None:
+        if deferred is None:
+            deferred = tool.traits.deferred
+        if self.meta.keeps_tool(tool, deferred=deferred):
             super().add(tool, deferred=deferred)

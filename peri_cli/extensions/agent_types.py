@@ -18,7 +18,6 @@ from peri_cli.base.safe_read import SafeReadError, read_text
 MAX_AGENT_FILE = 64 * 1024
 AGENTS_SUBDIR = Path(".claude") / "agents"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
 
 EXPLORE_INSTRUCTIONS = (
     "You are an explorer SubAgent: investigate the repository with read-only tools and report "
@@ -37,6 +36,8 @@ class AgentType:
     name: str
     description: str
     tools: tuple[str, ...] | None = None  # None: the parent's tools (and its exact list)
+    # Only the parent's read-only tools (`traits.read_only`: reading and searching files).
+    read_only: bool = False
     disallowed: tuple[str, ...] = ()
     model: str | None = None
     max_turns: int | None = None
@@ -52,8 +53,9 @@ BUILTIN_TYPES = (
     ),
     AgentType(
         "explore",
-        "Read-only investigation (Read, Glob, Grep): find and report, never change",
-        tools=READ_ONLY_TOOLS,
+        "Read-only investigation with the tools that read and search files: find and report, "
+        "never change",
+        read_only=True,
         instructions=EXPLORE_INSTRUCTIONS,
     ),
 )

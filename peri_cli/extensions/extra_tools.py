@@ -18,13 +18,16 @@ from pydantic import BaseModel, Field
 
 from peri_cli.base.provider import ToolSpec
 from peri_cli.base.tool import (
+    NO_READS,
     NOTHING,
     PydanticTool,
+    Reads,
     Tool,
     ToolContext,
     ToolError,
     ToolOutput,
     ToolRegistry,
+    ToolTraits,
     Writes,
 )
 
@@ -91,6 +94,7 @@ class SearchExtraTools(PydanticTool[SearchParams]):
     name = SEARCH_NAME
     kind = "read"
     params = SearchParams
+    traits = ToolTraits("deferred")
 
     def __init__(self, registry: ToolRegistry) -> None:
         self._registry = registry
@@ -144,6 +148,7 @@ class ExecuteExtraTool(PydanticTool[ExecuteParams]):
     name = EXECUTE_NAME
     kind = "external"
     params = ExecuteParams
+    traits = ToolTraits("deferred")
 
     def __init__(self, registry: ToolRegistry) -> None:
         self._registry = registry
@@ -171,6 +176,12 @@ class ExecuteExtraTool(PydanticTool[ExecuteParams]):
         if isinstance(tool, Unwrapping):
             raise ToolError(f"{EXECUTE_NAME} cannot run {call.tool_name}; call it directly.")
         return tool, call.params
+
+    def reads(self, params: ExecuteParams, ctx: ToolContext) -> Reads:
+        tool = self._registry.get(params.tool_name)
+        if tool is None:
+            return NO_READS
+        return tool.reads(tool.validate(params.params), ctx)
 
     def writes(self, params: ExecuteParams, ctx: ToolContext) -> Writes:
         tool = self._registry.get(params.tool_name)

@@ -78,7 +78,7 @@ class RegistryBinding:
             for name in self._current.pop(server, []):
                 registry.remove(name)
             for tool in tools:
-                registry.add(tool, deferred=not tool.always_load)
+                registry.add(tool)
             self._current[server] = [t.name for t in tools]
 
     def contribution(self, _ctx: object) -> None:

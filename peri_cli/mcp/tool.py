@@ -7,7 +7,17 @@ from typing import Any
 
 from peri_cli.base.provider import ToolSpec
 from peri_cli.base.textsafe import visible
-from peri_cli.base.tool import ANYTHING, ToolContext, ToolError, ToolKind, ToolOutput, Writes
+from peri_cli.base.tool import (
+    ANYTHING,
+    NO_READS,
+    Reads,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+    Writes,
+)
 from peri_cli.context.tokens import default_counter
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.names import tool_name
@@ -41,6 +51,8 @@ class McpTool:
         self.server = server
         self.remote_name = remote_name
         self.always_load = always_load
+        # The `mcp` capability; deferred (found through SearchExtraTools) unless `alwaysLoad`.
+        self.traits = ToolTraits("mcp", deferred=not always_load)
         self._description = _cap(description or f"{remote_name} (from the MCP server {server})")
         self._schema = input_schema
         self._check = check
@@ -60,9 +72,16 @@ class McpTool:
             )
         return raw
 
+    def reads(self, params: dict[str, Any], ctx: ToolContext) -> Reads:
+        """Unknown to Peri: the server reads what it reads, as itself (not through Peri)."""
+        return NO_READS
+
     def writes(self, params: dict[str, Any], ctx: ToolContext) -> Writes:
         """Unknown: an MCP call never runs beside another call that writes."""
         return ANYTHING
+
+    def subject(self, params: dict[str, Any]) -> str | None:
+        return None
 
     async def call(self, params: dict[str, Any], ctx: ToolContext) -> ToolOutput:
         result = await self._caller(self.server, self.remote_name, params)

@@ -1,7 +1,8 @@
 """The call being judged, as the rules see it: the tool, its command, the files it reads,
-searches and writes (`Call`, from a tool's input by `describe_call`), and where it runs
-(`RuleContext`). `facts_of` reads a shell command with the grammar (`shell_syntax`): its parts,
-how deny rules see them (`shell_match`), its redirections as reads and writes of their targets;
+searches and writes (`Call`, from what the tool says of its input, by `describe_call`), and
+where it runs (`RuleContext`). `facts_of` reads a shell command with the grammar
+(`shell_syntax`): its parts, how deny rules see them (`shell_match`), its redirections as reads
+and writes of their targets;
 `guarded_argument` finds an argument naming a protected path or a place outside the workspace.
 """
 
@@ -10,16 +11,15 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from peri_cli.base.tool import ToolKind
+from peri_cli.base.tool import Tool, ToolContext, ToolKind, Writes
 from peri_cli.permissions.asking import protected_path
 from peri_cli.permissions.hosts import canonical_host
-from peri_cli.permissions.rule_syntax import SUBJECT_FIELDS, WEB_FETCH, WRITE_TOOLS
 from peri_cli.permissions.shell_match import deny_views
 from peri_cli.permissions.shell_syntax import (
     ShellParseError,
@@ -35,7 +35,9 @@ _HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/
 
 @dataclass(frozen=True)
 class Call:
-    """What the rules look at in one tool call (the real target of an ExecuteExtraTool call)."""
+    """What the rules look at in one tool call (the real target of an ExecuteExtraTool call).
+    A Read rule covers a call that reads or searches files, an Edit or Write rule one that
+    writes them: what the tool says it touches decides, never a list of names."""
 
     tool: str
     kind: ToolKind
@@ -43,49 +45,41 @@ class Call:
     reads: tuple[Path, ...] = ()  # files read (Read, `@` attachments)
     searches: tuple[Path, ...] = ()  # folders or files searched (Grep, Glob)
     writes: tuple[Path, ...] = ()  # files written, as given and as the tool resolved them
-    subject: str | None = None  # Agent's subagent_type, Skill's name
+    subject: str | None = None  # what `Tool(glob)` rules match: Agent's type, Skill's name
+    tool_input: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def reader(self) -> bool:
+        """The tool itself reads files (not a shell's redirection): a bare `Read` rule names it."""
+        return bool(self.reads or self.searches)
+
+    @property
+    def writer(self) -> bool:
+        """The tool itself writes files: a bare `Edit` or `Write` rule names it."""
+        return bool(self.writes)
 
 
 def describe_call(
-    tool: str,
-    kind: ToolKind,
+    tool: Tool,
+    params: Any,
     tool_input: Mapping[str, Any],
-    writes: Iterable[Path],
-    workspace: Path,
+    ctx: ToolContext,
+    writes: Writes | None = None,
 ) -> Call:
-    """A Call from a tool's name, kind, input and the paths its `writes()` named."""
-
-    def path(key: str) -> Path | None:
-        value = tool_input.get(key)
-        if not isinstance(value, str) or not value:
-            return None
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else workspace / p
-
-    written = list(writes)
-    if tool in WRITE_TOOLS and (given := path("file_path")) is not None:
-        written.insert(0, given)
-    reads: tuple[Path, ...] = ()
-    searches: tuple[Path, ...] = ()
-    if tool == "Read" and (p := path("file_path")) is not None:
-        reads = (p,)
-    elif tool in ("Grep", "Glob"):
-        root = path("path") or workspace
-        pattern = tool_input.get("glob" if tool == "Grep" else "pattern")
-        searches = (root / _static_prefix(pattern) if isinstance(pattern, str) else root,)
-    command = tool_input.get("command") if tool == "Bash" else None
-    subject = tool_input.get(SUBJECT_FIELDS[tool]) if tool in SUBJECT_FIELDS else None
-    if tool == WEB_FETCH:
-        host = url_domain(tool_input.get("url"))
-        subject = None if host is None else f"domain:{host}"
+    """A Call from what the tool says of its validated input: what it reads, writes (`writes`
+    when already asked) and names."""
+    read = tool.reads(params, ctx)
+    wrote = tool.writes(params, ctx) if writes is None else writes
+    command = tool_input.get("command") if tool.name == "Bash" else None
     return Call(
-        tool=tool,
-        kind=kind,
+        tool=tool.name,
+        kind=tool.kind,
         command=command if isinstance(command, str) else None,
-        reads=reads,
-        searches=searches,
-        writes=tuple(written),
-        subject=subject if isinstance(subject, str) else None,
+        reads=read.files,
+        searches=read.searches,
+        writes=(*wrote.given, *wrote.paths),
+        subject=tool.subject(params),
+        tool_input=dict(tool_input),
     )
 
 
@@ -100,16 +94,6 @@ def url_domain(url: object) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
     return canonical_host(parts.hostname)
-
-
-def _static_prefix(pattern: str) -> str:
-    """The folders a glob pattern starts with before its first wildcard ("src/**/*.py" -> src)."""
-    parts: list[str] = []
-    for seg in pattern.split("/")[:-1]:
-        if any(c in seg for c in "*?[{"):
-            break
-        parts.append(seg)
-    return "/".join(parts)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from peri_cli.permissions.call_facts import (
     inside,
 )
 from peri_cli.permissions.path_match import glob_escape
-from peri_cli.permissions.rule_syntax import READ_TOOLS, WEB_FETCH, WRITE_TOOLS
+from peri_cli.permissions.rule_syntax import WEB_FETCH
 from peri_cli.permissions.shell_suggest import command_rule, reads_program_from_stdin
 
 
@@ -44,7 +44,7 @@ def suggest_rules(call: Call, ctx: RuleContext) -> list[str]:
         if call.subject is None:
             return []
         out.append(f"{WEB_FETCH}({call.subject})")  # this domain, not every site
-    elif call.tool not in WRITE_TOOLS and call.tool not in READ_TOOLS:
+    elif not call.writer and not call.reader:
         out.append(call.tool)
     for target in facts.writes:
         path = target.path

@@ -20,10 +20,9 @@ BEHAVIORS: tuple[Behavior, ...] = ("deny", "ask", "allow")  # the order they are
 Scope = Literal["user", "project", "local", "cli", "session"]
 WORKSPACE_SCOPES: frozenset[str] = frozenset({"project", "local"})
 
-# A Read rule covers every tool that reads files (and `@` attachments, judged as Read); an Edit
-# or Write rule every tool that writes them, shell redirections included.
-READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
-WRITE_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+# Rules that take a path: a Read rule covers every call that reads files (a tool whose `reads()`
+# names them, `@` attachments, shell redirections); an Edit or Write rule every call that writes
+# them (a tool whose `writes()` names them, shell redirections).
 PATH_RULE_TOOLS = frozenset({"Read", "Edit", "Write"})
 SUBJECT_FIELDS = {"Agent": "subagent_type", "Skill": "name"}  # Tool(glob) on this input field
 WEB_FETCH = "WebFetch"  # WebFetch(domain:HOST): its subject is the URL's host

@@ -34,14 +34,7 @@ from peri_cli.permissions.call_facts import (
 )
 from peri_cli.permissions.hosts import host_matches
 from peri_cli.permissions.path_match import path_hit
-from peri_cli.permissions.rule_syntax import (
-    MCP_PREFIX,
-    PATH_RULE_TOOLS,
-    READ_TOOLS,
-    WEB_FETCH,
-    WRITE_TOOLS,
-    Rule,
-)
+from peri_cli.permissions.rule_syntax import MCP_PREFIX, PATH_RULE_TOOLS, WEB_FETCH, Rule
 from peri_cli.permissions.shell_match import (
     BashPattern,
     bash_pattern,
@@ -53,8 +46,10 @@ from peri_cli.permissions.shell_syntax import SimpleCommand
 # --- matching ---------------------------------------------------------------------------------
 
 
-def _name_matches(rule_tool: str, tool: str) -> bool:
-    """A bare rule name against a tool name: exact, a whole MCP server, or the Read/Edit family."""
+def _name_matches(rule_tool: str, call: Call) -> bool:
+    """A bare rule name against a call: its tool's name, a whole MCP server, or the Read/Edit
+    family (a tool that says it reads, or writes, files)."""
+    tool = call.tool
     if rule_tool == tool:
         return True
     if rule_tool == "mcp":  # written `mcp__*`: every MCP tool
@@ -62,8 +57,8 @@ def _name_matches(rule_tool: str, tool: str) -> bool:
     if rule_tool.startswith(MCP_PREFIX) and tool.startswith(rule_tool + "__"):
         return rule_tool.count("__") == 1  # mcp__server covers its tools; a tool name only itself
     if rule_tool == "Read":
-        return tool in READ_TOOLS
-    return rule_tool in ("Edit", "Write") and tool in WRITE_TOOLS
+        return call.reader
+    return rule_tool in ("Edit", "Write") and call.writer
 
 
 def _loose_hit(rule: Rule, call: Call, facts: CallFacts, ctx: RuleContext) -> bool:
@@ -79,7 +74,7 @@ def _loose_hit(rule: Rule, call: Call, facts: CallFacts, ctx: RuleContext) -> bo
     if rule.tool in PATH_RULE_TOOLS:
         reading = rule.tool == "Read"
         if spec is None:
-            if _name_matches(rule.tool, call.tool):
+            if _name_matches(rule.tool, call):
                 return True
             return bool(facts.reads if reading else facts.writes or facts.unknown_write)
         if reading:
@@ -91,7 +86,7 @@ def _loose_hit(rule: Rule, call: Call, facts: CallFacts, ctx: RuleContext) -> bo
 
 
 def _tool_hit(rule: Rule, call: Call) -> bool:
-    if not _name_matches(rule.tool, call.tool):
+    if not _name_matches(rule.tool, call):
         return False
     if rule.specifier is None:
         return True
@@ -189,7 +184,7 @@ def _call_allowed(call: Call, facts: CallFacts, allows: Sequence[Rule], ctx: Rul
             return True
         patterns = [bash_pattern(r.specifier) for r in allows if r.tool == "Bash" and r.specifier]
         return all(_command_allowed(cmd, patterns, ctx) for cmd in facts.commands)
-    if call.tool in WRITE_TOOLS and facts.writes:
+    if call.writer and facts.writes:
         return True  # judged by its writes
     return any(
         _tool_hit(r, call) for r in allows if r.tool not in PATH_RULE_TOOLS or r.specifier is None

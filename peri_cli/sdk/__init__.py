@@ -5,7 +5,7 @@ tools and MCP; faces (`tui`, `headless`, `acp`) import this door, never the adap
 loads no Textual and no provider SDK (those come with the first request)."""
 
 from peri_cli.base.modes import MODES
-from peri_cli.base.tool import FilePort
+from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
 from peri_cli.sdk.client import PeriClient, PeriError, query
 from peri_cli.sdk.events import (
     AssistantEvent,
@@ -37,6 +37,7 @@ __all__ = [
     "CanUseTool",
     "CompactEvent",
     "Deny",
+    "EditorKind",
     "Event",
     "FilePort",
     "PeriClient",
@@ -50,6 +51,7 @@ __all__ = [
     "ThinkingDeltaEvent",
     "ToolProgressEvent",
     "ToolResultEvent",
+    "ToolTraits",
     "ToolUseEvent",
     "UserEvent",
     "parse_event",

@@ -16,6 +16,7 @@ from peri_cli.agent.host import StartupError
 from peri_cli.base.events import Notice
 from peri_cli.base.modes import MODES
 from peri_cli.base.settings import SettingsLayer
+from peri_cli.base.tool import EditorKind, ToolTraits
 from peri_cli.extensions.commands import COMMANDS, parse_command
 from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
@@ -255,6 +256,15 @@ class PeriClient:
         out = [(c.name, c.description, c.usage) for c in COMMANDS.values() if c.headless]
         out += [(s.name, s.description, s.argument_hint) for s in runtime.skills.for_user()]
         return out
+
+    def tool_traits(self, name: str) -> ToolTraits:
+        """What the session's tool of that name says of itself (its capability, card argument,
+        editor kind, read-only, deferred); plain traits for a name it does not have."""
+        return self._connected().tool_traits(name)
+
+    def editor_kind(self, name: str) -> EditorKind:
+        """How an editor shows a call of that tool (ACP's tool kind)."""
+        return self.tool_traits(name).editor_kind
 
     def history(self) -> list[Event]:
         """The session's conversation so far as events (`UserEvent` for the person's prompts),

@@ -21,25 +21,27 @@ from peri_cli.base.childenv import child_env
 from peri_cli.base.models import context_window
 from peri_cli.base.provider import Provider
 from peri_cli.base.settings import LoadedSettings, Settings
-from peri_cli.base.tool import FilePort, ToolRegistry
+from peri_cli.base.settings_sandbox import SandboxSettings
+from peri_cli.base.tool import FilePort
 from peri_cli.context.contributions import ContributionChain, default_chain
-from peri_cli.context.meta import ALL_ON, MetaRegistry, MetaState
+from peri_cli.context.meta import ALL_ON, MetaState
 from peri_cli.context.meta import resolve as resolve_meta
 from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.context.tokens import default_counter
 from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
-from peri_cli.extensions.extra_tools import offer_extra_tools
 from peri_cli.extensions.hookpoints import Hooks
 from peri_cli.extensions.hooks import SessionStartSource, hook_config_from_layers
 from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
+from peri_cli.permissions.hidden import hidden_paths
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.sdk.mcpside import McpSide, display_path
 from peri_cli.sdk.sandboxside import SandboxSide
+from peri_cli.sdk.toolside import ToolSide
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
 from peri_cli.session.transcript import Snapshot
@@ -68,7 +70,7 @@ def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
 
 
 @dataclass
-class Runtime(McpSide, SandboxSide):
+class Runtime(McpSide, SandboxSide, ToolSide):
     workspace: Path
     peri_home: Path
     env: Mapping[str, str]
@@ -103,6 +105,8 @@ class Runtime(McpSide, SandboxSide):
     files: FilePort | None = None  # Read, Edit and Write through a program instead of the disk
     # The agent types the new snapshot read, taken by that session's agent (read once a start).
     _types_read: tuple[bool, AgentCatalog] | None = None
+    # Only these built-in tools (None: all of them); MCP servers' tools are not affected.
+    builtin_names: frozenset[str] | None = None
 
     @property
     def trusted(self) -> bool:
@@ -278,35 +282,15 @@ class Runtime(McpSide, SandboxSide):
 
     def make_agent(self, session: Session) -> Agent:
         """The session's main agent, built by the core's factory, with its SubAgent manager."""
-        from peri_cli.tools import builtin_tools
         from peri_cli.tools.agent import AgentTool
-        from peri_cli.tools.skill import SkillTool
-        from peri_cli.tools.webfetch import WebFetchTool
 
         home = Path(self.env.get("HOME", str(Path.home())))
-        meta = self.meta
-        catalog = self._agent_types(home, meta.builtin_subagents)
+        catalog = self._agent_types(home, self.meta.builtin_subagents)
         agent_tool = AgentTool(catalog)
-
-        def make_tools() -> ToolRegistry:
-            registry = MetaRegistry(meta=meta)  # drops what the Meta Harness removed
-            for tool in builtin_tools():
-                registry.add(tool)
-            if catalog.types:
-                registry.add(agent_tool)
-            if self.skills.for_model():
-                registry.add(SkillTool(self.skills))
-            if self.mcp is not None and meta.enabled("mcp"):
-                self.mcp.attach(registry)  # the servers' sources first, so the wrappers are offered
-            registry.add(WebFetchTool(), deferred=True)  # found through SearchExtraTools
-            if meta.enabled("deferred"):
-                offer_extra_tools(registry)
-            return registry
-
         factory = AgentFactory(
             provider=_LazyProvider(self),
             workspace=self.workspace,
-            make_tools=make_tools,
+            make_tools=self.tool_maker(agent_tool),
             make_compactor=self.make_compactor,
             make_chain=self._make_chain,
             env=child_env(self.env, self.settings.scrub_env),
@@ -323,6 +307,9 @@ class Runtime(McpSide, SandboxSide):
             trusted=self.trusted,
             home=home,
             sandbox=self.sandbox_gate(),
+            hidden=hidden_paths(
+                self._sandbox or SandboxSettings(), home=home, workspace=self.workspace
+            ),
         )
         agent = factory.build(
             session, AgentConfig(model=self.model, policy=policy, max_turns=self.max_turns)

@@ -1,4 +1,8 @@
-"""The built-in tools, one per module, each with its model-facing description in a sibling .md."""
+"""The built-in tools, one per module, each with its model-facing description in a sibling .md.
+
+A new tool is its module, its `.md` and one line in `builtin_tools()`: what the rest of Peri
+needs to know about it (its capability, card argument, editor kind, whether it is read-only or
+deferred, the files it reads and writes) it says itself (`base/tool.py`'s `Tool`)."""
 
 from __future__ import annotations
 
@@ -12,5 +16,25 @@ from peri_cli.tools.write import WriteTool
 
 
 def builtin_tools() -> list[Tool]:
-    """One instance of each built-in file and shell tool."""
+    """One instance of each built-in tool that needs nothing from the session (the Agent,
+    Skill and WebFetch tools and the extra-tool wrappers are added by the runtime)."""
     return [ReadTool(), WriteTool(), EditTool(), BashTool(), GlobTool(), GrepTool()]
+
+
+def capability_tools() -> dict[str, list[str]]:
+    """Each Meta Harness capability's built-in tools, as the tools' traits say (`peri meta`)."""
+    from peri_cli.extensions.extra_tools import ExecuteExtraTool, SearchExtraTools
+    from peri_cli.tools.agent import AgentTool
+    from peri_cli.tools.skill import SkillTool
+    from peri_cli.tools.webfetch import WebFetchTool
+
+    named = [(t.name, t.traits) for t in builtin_tools()]
+    named += [
+        (c.name, c.traits)
+        for c in (AgentTool, SkillTool, WebFetchTool, SearchExtraTools, ExecuteExtraTool)
+    ]
+    out: dict[str, list[str]] = {}
+    for name, traits in named:
+        if traits.capability is not None:
+            out.setdefault(traits.capability, []).append(name)
+    return out

@@ -8,7 +8,14 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolError, ToolKind, ToolOutput
+from peri_cli.base.tool import (
+    PydanticTool,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+)
 from peri_cli.extensions.agent_types import AgentCatalog, AgentType
 
 
@@ -45,6 +52,7 @@ class AgentTool(PydanticTool[AgentParams]):
     # The call itself changes nothing: each tool the SubAgent runs asks for itself.
     kind: ToolKind = "read"
     params = AgentParams
+    traits = ToolTraits("subagents", editor_kind="think")
 
     def __init__(self, catalog: AgentCatalog, runner: SubagentRunner | None = None) -> None:
         self.catalog = catalog
@@ -56,6 +64,9 @@ class AgentTool(PydanticTool[AgentParams]):
             for t in sorted(self.catalog.types.values(), key=lambda t: t.name)
         )
         return _template().replace("{types}", types)
+
+    def subject(self, params: AgentParams) -> str | None:
+        return params.subagent_type  # `Agent(explore)` rules
 
     async def call(self, params: AgentParams, ctx: ToolContext) -> ToolOutput:
         if ctx.agent_id is not None:

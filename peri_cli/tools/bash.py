@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, ToolTraits
 from peri_cli.tools.bashjobs import Job, track, watch
 from peri_cli.tools.bashoutput import Capture, report, stream_progress
 from peri_cli.tools.bashsandbox import Launch
@@ -84,6 +84,7 @@ class BashTool(PydanticTool[BashParams]):
     name = "Bash"
     kind: ToolKind = "execute"
     params = BashParams
+    traits = ToolTraits("shell", card_arg="command", editor_kind="execute")
 
     def __init__(self, *, kill_grace: float = 2.0) -> None:
         """`kill_grace`: seconds between SIGTERM and SIGKILL when stopping a command."""

@@ -10,8 +10,16 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from peri_cli.base.atomic import atomic_write
-from peri_cli.base.tool import FilePort, PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
-from peri_cli.tools.write import count_lines, real_path
+from peri_cli.base.tool import (
+    FilePort,
+    PydanticTool,
+    ToolContext,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+    Writes,
+)
+from peri_cli.tools.write import count_lines, file_writes, real_path
 
 SNIFF_BYTES = 8192
 CONTEXT_LINES = 3
@@ -45,12 +53,13 @@ class EditTool(PydanticTool[EditParams]):
     name = "Edit"
     kind: ToolKind = "write"
     params = EditParams
+    traits = ToolTraits("files", card_arg="file_path", editor_kind="edit")
 
     def description(self) -> str:
         return _description()
 
     def writes(self, params: EditParams, ctx: ToolContext) -> Writes:
-        return Writes((real_path(ctx, params.file_path),))
+        return file_writes(ctx, params.file_path)
 
     async def call(self, params: EditParams, ctx: ToolContext) -> ToolOutput:
         p = params

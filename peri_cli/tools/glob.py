@@ -12,7 +12,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import (
+    PydanticTool,
+    Reads,
+    ToolContext,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+    search_reads,
+)
 from peri_cli.tools.walk import IGNORED_DIRS, Stopped, display_path, walk
 
 MAX_RESULTS = 1000
@@ -107,6 +115,7 @@ class GlobTool(PydanticTool[GlobParams]):
     name = "Glob"
     kind: ToolKind = "read"
     params = GlobParams
+    traits = ToolTraits("search", read_only=True, card_arg="pattern", editor_kind="search")
 
     def __init__(self, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         """`timeout`: seconds after which the walk stops and returns what it found."""
@@ -114,6 +123,9 @@ class GlobTool(PydanticTool[GlobParams]):
 
     def description(self) -> str:
         return _description()
+
+    def reads(self, params: GlobParams, ctx: ToolContext) -> Reads:
+        return search_reads(ctx, params.path, params.pattern)
 
     async def call(self, params: GlobParams, ctx: ToolContext) -> ToolOutput:
         # The walk runs in a thread; cancelling the call tells it to stop at the next entry.

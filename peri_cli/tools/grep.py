@@ -25,16 +25,22 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import (
+    PydanticTool,
+    Reads,
+    ToolContext,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+    search_reads,
+)
 from peri_cli.tools.bashsandbox import finish_after, helper_launch
 from peri_cli.tools.glob import allowed_ignored, glob_to_regex
+from peri_cli.tools.grepcollect import MAX_LINE_CHARS, Collector
 from peri_cli.tools.walk import IGNORED_DIRS, display_path
 
 OutputMode = Literal["files_with_matches", "content", "count"]
 
-MAX_LINES = 1000
-MAX_CHARS = 40_000
-MAX_LINE_CHARS = 500
 # A search still running after this many seconds is stopped; what it found is returned.
 DEFAULT_TIMEOUT = 30.0
 # The Python search skips larger files (ripgrep, being fast and streaming, reads every size).
@@ -75,37 +81,6 @@ class GrepParams(BaseModel):
     )
 
 
-class _Collector:
-    """Keeps the first output lines, up to the caps, and counts all of them."""
-
-    def __init__(self, keep: Callable[[str], bool] | None = None) -> None:
-        self.keep = keep  # False for a line about a file a Read deny rule hides
-        self.hidden = 0
-        self.reset()
-
-    def reset(self) -> None:
-        """Forget everything, for a search that starts over."""
-        self.lines: list[str] = []
-        self.total = 0
-        self._chars = 0
-        self._full = False
-
-    def add(self, line: str) -> None:
-        if self.keep is not None and not self.keep(line):
-            self.hidden += 1
-            return
-        self.total += 1
-        if self._full:
-            return
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + " [… line truncated]"
-        if len(self.lines) >= MAX_LINES or self._chars + len(line) > MAX_CHARS:
-            self._full = True
-            return
-        self.lines.append(line)
-        self._chars += len(line) + 1
-
-
 @dataclass
 class _Search:
     """One search's bounds and what it has to say besides its results."""
@@ -128,6 +103,7 @@ class GrepTool(PydanticTool[GrepParams]):
     name = "Grep"
     kind: ToolKind = "read"
     params = GrepParams
+    traits = ToolTraits("search", read_only=True, card_arg="pattern", editor_kind="search")
 
     def __init__(
         self, *, use_ripgrep: bool | None = None, timeout: float = DEFAULT_TIMEOUT
@@ -144,6 +120,9 @@ class GrepTool(PydanticTool[GrepParams]):
     def description(self) -> str:
         return _description()
 
+    def reads(self, params: GrepParams, ctx: ToolContext) -> Reads:
+        return search_reads(ctx, params.path, params.glob)
+
     async def call(self, params: GrepParams, ctx: ToolContext) -> ToolOutput:
         p = params
         root = Path(os.path.normpath(ctx.resolve(p.path))) if p.path else ctx.workspace
@@ -156,7 +135,7 @@ class GrepTool(PydanticTool[GrepParams]):
                 f"{root} is not a regular file or directory (a FIFO, socket or device), so it "
                 "was not searched."
             )
-        collector = _Collector(_readable_lines(p.output_mode, ctx))
+        collector = Collector(_readable_lines(p.output_mode, ctx))
         search = _Search(asyncio.get_running_loop().time() + self._timeout, self._timeout)
         if self._rg:
             failure = await self._ripgrep(p, root, ctx, collector, search)
@@ -175,7 +154,7 @@ class GrepTool(PydanticTool[GrepParams]):
         p: GrepParams,
         root: Path,
         ctx: ToolContext,
-        collector: _Collector,
+        collector: Collector,
         search: _Search,
     ) -> str | None:
         """Run rg, feed its lines to the collector; an error message on failure, else None."""
@@ -275,7 +254,7 @@ def _readable_lines(mode: str, ctx: ToolContext) -> Callable[[str], bool] | None
 
 
 def _report(
-    p: GrepParams, root: Path, workspace: Path, collector: _Collector, notes: list[str]
+    p: GrepParams, root: Path, workspace: Path, collector: Collector, notes: list[str]
 ) -> str:
     if not collector.total:
         text = f"No matches for {p.pattern!r} in {display_path(root, workspace)}."
@@ -300,7 +279,7 @@ def _invalid_regex(pattern: str, detail: str) -> str:
 
 
 async def _python_search(
-    p: GrepParams, root: Path, ctx: ToolContext, collector: _Collector, search: _Search
+    p: GrepParams, root: Path, ctx: ToolContext, collector: Collector, search: _Search
 ) -> str | None:
     """The search in a child process (grepsearch.py), killed at the deadline or on cancel."""
     try:
@@ -357,7 +336,7 @@ def _search_request(p: GrepParams, root: Path, ctx: ToolContext) -> dict[str, An
 async def _exchange(
     proc: asyncio.subprocess.Process,
     request: dict[str, Any],
-    collector: _Collector,
+    collector: Collector,
     too_big: list[str],
     search: _Search,
 ) -> tuple[int, str]:

@@ -14,7 +14,15 @@ from pydantic import BaseModel, Field
 
 from peri_cli.base.images import MAX_IMAGE_BYTES, image_type
 from peri_cli.base.messages import ImagePart, TextPart
-from peri_cli.base.tool import FilePort, PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import (
+    FilePort,
+    PydanticTool,
+    Reads,
+    ToolContext,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+)
 from peri_cli.tools.walk import open_regular
 
 MAX_LINE_CHARS = 2000
@@ -42,9 +50,13 @@ class ReadTool(PydanticTool[ReadParams]):
     name = "Read"
     kind: ToolKind = "read"
     params = ReadParams
+    traits = ToolTraits("files", read_only=True, card_arg="file_path", editor_kind="read")
 
     def description(self) -> str:
         return _description()
+
+    def reads(self, params: ReadParams, ctx: ToolContext) -> Reads:
+        return Reads((ctx.resolve(params.file_path),)) if params.file_path else Reads()
 
     async def call(self, params: ReadParams, ctx: ToolContext) -> ToolOutput:
         p = params

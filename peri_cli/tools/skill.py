@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
+from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, ToolTraits
 from peri_cli.extensions.skills.catalog import SkillCatalog, SkillError
 from peri_cli.extensions.skills.invocation import skill_message
 
@@ -31,12 +31,16 @@ class SkillTool(PydanticTool[SkillParams]):
     name = "Skill"
     kind: ToolKind = "read"
     params = SkillParams
+    traits = ToolTraits("skills")
 
     def __init__(self, catalog: SkillCatalog) -> None:
         self.catalog = catalog
 
     def description(self) -> str:
         return _description()
+
+    def subject(self, params: SkillParams) -> str | None:
+        return params.name  # `Skill(name)` rules
 
     async def call(self, params: SkillParams, ctx: ToolContext) -> ToolOutput:
         name = params.name.strip().removeprefix("/")

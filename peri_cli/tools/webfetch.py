@@ -27,6 +27,7 @@ from peri_cli.base.tool import (
     ToolError,
     ToolKind,
     ToolOutput,
+    ToolTraits,
     Writes,
 )
 from peri_cli.permissions.call_facts import url_domain
@@ -67,6 +68,7 @@ class WebFetchTool(PydanticTool[WebFetchParams]):
     name = "WebFetch"
     kind: ToolKind = "external"
     params = WebFetchParams
+    traits = ToolTraits(editor_kind="fetch", deferred=True)  # found through SearchExtraTools
 
     def __init__(self, *, deadline: float = DEADLINE_SECONDS) -> None:
         """`deadline`: seconds the whole fetch may take (redirects included) before it fails."""
@@ -85,6 +87,10 @@ class WebFetchTool(PydanticTool[WebFetchParams]):
 
     def writes(self, params: WebFetchParams, ctx: ToolContext) -> Writes:
         return NOTHING
+
+    def subject(self, params: WebFetchParams) -> str | None:
+        host = url_domain(params.url)  # `WebFetch(domain:HOST)` rules
+        return None if host is None else f"domain:{host}"
 
     async def call(self, params: WebFetchParams, ctx: ToolContext) -> ToolOutput:
         line = _Line()

@@ -10,7 +10,15 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from peri_cli.base.atomic import atomic_write
-from peri_cli.base.tool import FilePort, PydanticTool, ToolContext, ToolKind, ToolOutput, Writes
+from peri_cli.base.tool import (
+    FilePort,
+    PydanticTool,
+    ToolContext,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+    Writes,
+)
 
 
 @functools.cache
@@ -25,6 +33,12 @@ def real_path(ctx: ToolContext, file_path: str) -> Path:
         return path.resolve()
     except (OSError, RuntimeError):  # a symlink loop; the write itself will then fail and say so
         return Path(os.path.abspath(path))
+
+
+def file_writes(ctx: ToolContext, file_path: str) -> Writes:
+    """One file written: where it really lands, and the path as the model named it."""
+    given = (ctx.resolve(file_path),) if file_path else ()
+    return Writes((real_path(ctx, file_path),), given=given)
 
 
 def count_lines(text: str) -> int:
@@ -42,12 +56,13 @@ class WriteTool(PydanticTool[WriteParams]):
     name = "Write"
     kind: ToolKind = "write"
     params = WriteParams
+    traits = ToolTraits("files", card_arg="file_path", editor_kind="edit")
 
     def description(self) -> str:
         return _description()
 
     def writes(self, params: WriteParams, ctx: ToolContext) -> Writes:
-        return Writes((real_path(ctx, params.file_path),))
+        return file_writes(ctx, params.file_path)
 
     async def call(self, params: WriteParams, ctx: ToolContext) -> ToolOutput:
         p = params

@@ -23,7 +23,7 @@ from peri_cli.base.events import (
     ToolFinished,
 )
 from peri_cli.base.provider import TextDelta, ThinkingDelta
-from peri_cli.tui.tool_text import State, summarize_input
+from peri_cli.tui.tool_text import NO_LOOK, State, ToolLook, summarize_input
 
 if TYPE_CHECKING:
     from peri_cli.session.children import ChildRecord
@@ -107,9 +107,9 @@ Listener = Callable[[ChildEvent], None]
 class AgentBoard:
     """The SubAgents of one session, by id and by the `tool_use` id of their Agent call."""
 
-    def __init__(self, clock: Callable[[], float], workspace: Path | None = None) -> None:
+    def __init__(self, clock: Callable[[], float], look: ToolLook = NO_LOOK) -> None:
         self.clock = clock
-        self.workspace = workspace
+        self.look = look
         self.children: dict[str, ChildInfo] = {}
         self.cards: dict[str, CardView] = {}  # by tool_use id
         self._listeners: dict[str, list[Listener]] = {}
@@ -207,7 +207,7 @@ class AgentBoard:
                     if info.started is None:
                         info.started = info.ended
             case ToolCall(id=call_id, name=name, input=tool_input):
-                summary = summarize_input(name, tool_input, self.workspace)
+                summary = summarize_input(name, tool_input, self.look)
                 info.tools[call_id] = ToolLine(call_id, name, summary)
                 info.last_tool = f"{name}: {summary}" if summary else name
             case ToolFinished(id=call_id, name=name, output=output, is_error=is_error):
@@ -260,7 +260,7 @@ def _epoch(ts: str) -> float | None:
 
 
 def info_from_record(
-    record: ChildRecord, entries: list[Entry], workspace: Path | None, model: str = ""
+    record: ChildRecord, entries: list[Entry], look: ToolLook, model: str = ""
 ) -> ChildInfo:
     """A child as its transcript tells it: state, tool calls, time, tokens, cost, report."""
     from peri_cli.base.models import cost_usd
@@ -286,7 +286,7 @@ def info_from_record(
         info.ended = max(times[-1], last or times[-1])
     for item in display_items(entries):
         if isinstance(item, ToolItem):
-            summary = summarize_input(item.name, item.input, workspace)
+            summary = summarize_input(item.name, item.input, look)
             state: State = "cancelled" if item.output is None else "done"
             if item.is_error:
                 state = "error"
@@ -308,7 +308,7 @@ def info_from_record(
     return info
 
 
-def read_children(session_dir: Path, workspace: Path | None, model: str = "") -> list[ChildInfo]:
+def read_children(session_dir: Path, look: ToolLook, model: str = "") -> list[ChildInfo]:
     """Every child recorded under a session folder (run in a thread: it reads files)."""
     from peri_cli.session.children import list_children
     from peri_cli.session.transcript_file import TranscriptError, load
@@ -319,11 +319,11 @@ def read_children(session_dir: Path, workspace: Path | None, model: str = "") ->
             entries = load(record.path).entries
         except (TranscriptError, OSError):
             entries = []
-        infos.append(info_from_record(record, list(entries), workspace, model))
+        infos.append(info_from_record(record, list(entries), look, model))
     return infos
 
 
 async def read_children_async(
-    session_dir: Path, workspace: Path | None, model: str = ""
+    session_dir: Path, look: ToolLook, model: str = ""
 ) -> list[ChildInfo]:
-    return await asyncio.to_thread(read_children, session_dir, workspace, model)
+    return await asyncio.to_thread(read_children, session_dir, look, model)

@@ -9,6 +9,8 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from peri_cli.tui.tool_text import look_of
+
 if TYPE_CHECKING:
     from peri_cli.agent.subagents import ChildEvent, SubagentManager
     from peri_cli.tui.agent_board import AgentBoard, ChildInfo
@@ -42,7 +44,7 @@ class AgentsUI:
                     prompt.cancel()
                 info.prompts.clear()
         first = self.board is None
-        board = self.board = AgentBoard(self.app.clock, self.app.runtime.workspace)
+        board = self.board = AgentBoard(self.app.clock, look_of(self.app.runtime))
         self.app.agent_strip.show([])
         if old is not None:  # a session switch: what ran in the other session is stopped
             self.app.run_worker(self.stop_all(old), group="old-children")
@@ -62,7 +64,7 @@ class AgentsUI:
 
         session = self.app.agent.session
         infos = await read_children_async(
-            session.dir, self.app.runtime.workspace, self.app.agent.model
+            session.dir, look_of(self.app.runtime), self.app.agent.model
         )
         if board is not self.board or not infos:
             return
@@ -194,7 +196,7 @@ class AgentsUI:
             approvals=self.app.approvals,
             stop=self.stop_child,
             status=status,
-            workspace=r.workspace,
+            look=look_of(r),
         )
         await self.app.push_screen(pane)
 

@@ -29,6 +29,7 @@ from peri_cli.base.messages import Message, Usage
 from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
 from peri_cli.base.retry import Retrying
 from peri_cli.tui.markdown.blocks import warm as warm_markdown
+from peri_cli.tui.tool_text import NO_LOOK, ToolLook
 from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.approval_dock import ApprovalDock
 from peri_cli.tui.widgets.assistant_message import AssistantMessage as AssistantView
@@ -80,7 +81,7 @@ class Bridge:
         cost_of: CostOf,
         *,
         approvals: ApprovalDock,
-        workspace: Path | None = None,
+        look: ToolLook = NO_LOOK,
         interruption: Interruption = lambda: None,
         summary: SummaryOf = lambda: "",
         on_ask: Callable[[PermissionPrompt], object] = lambda prompt: prompt.focus(),
@@ -89,7 +90,7 @@ class Bridge:
         self.status = status
         self.cost_of = cost_of
         self.approvals = approvals
-        self.workspace = workspace
+        self.look = look
         self.interruption = interruption  # what the model will be told about a stopped turn
         self.summary = summary  # the text of the last Full compact's summary
         self.on_ask = on_ask  # gives a new approval the keyboard (or says how to reach it)
@@ -259,9 +260,9 @@ class Bridge:
         view = self.tools.get(call_id)
         if view is None:
             if name == "Agent":  # a SubAgent: its card, paired to the child by this call's id
-                view = AgentCard(call_id, workspace=self.workspace)
+                view = AgentCard(call_id, look=self.look)
             else:
-                view = ToolCallView(call_id, name, workspace=self.workspace)
+                view = ToolCallView(call_id, name, look=self.look)
             self.tools[call_id] = view
             if mount_in_attempt:
                 await self._mount(view)
@@ -282,7 +283,7 @@ class Bridge:
             if view.name_ == event.tool and view.tool_input is None:
                 view.set_input(event.input)
                 break
-        prompt = make_prompt(event, self.workspace)
+        prompt = make_prompt(event, self.look.workspace)
         self.prompts.append(prompt)
         await self.approvals.ask(prompt)
         self.on_ask(prompt)

@@ -92,15 +92,16 @@ class Sessions:
 
     async def _show_runtime(self, runtime: SessionHost) -> None:
         from peri_cli.tui.bridge import Bridge
+        from peri_cli.tui.tool_text import look_of
 
         app = self.app
-        app.conversation.workspace = runtime.workspace
+        app.conversation.look = look = look_of(runtime)
         self.bridge = Bridge(
             app.conversation,
             app.status,
             app.cost_of,
             approvals=app.approvals,
-            workspace=runtime.workspace,
+            look=look,
             interruption=self._interruption,
             summary=self._last_summary,
             on_ask=app.offer_approval,

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from peri_cli.tui.diffs import content_lines
 from peri_cli.tui.format import one_line
 from peri_cli.tui.paths import shown_path
+
+if TYPE_CHECKING:
+    from peri_cli.agent.host import SessionHost
 
 RESULT_LINES = 12
 PROGRESS_LINES = 12  # of a running call's output
@@ -23,34 +28,45 @@ GLYPHS: dict[State, tuple[str, str]] = {
     "error": ("✗", "red"),
     "cancelled": ("■", "yellow"),
 }
-MAIN_ARG = {
-    "Bash": "command",
-    "Read": "file_path",
-    "Write": "file_path",
-    "Edit": "file_path",
-    "Glob": "pattern",
-    "Grep": "pattern",
-}
 PATH_ARGS = frozenset({"file_path", "path"})
 _SPILLED = re.compile(r"\A\[Output was (\d+) lines")
 _BASH_END = re.compile(r"\n(Exit code: -?\d+|Killed by signal \w+)\Z")
 
 
-def main_arg(name: str, tool_input: dict[str, Any], workspace: Path | None) -> str | None:
+def _no_card_arg(_name: str) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class ToolLook:
+    """How a session's tool calls are shown: paths from its workspace, and the input field each
+    tool's card names (the tool's own `traits.card_arg`, from the runtime)."""
+
+    workspace: Path | None = None
+    card_arg: Callable[[str], str | None] = _no_card_arg
+
+
+NO_LOOK = ToolLook()  # no workspace, no card arguments (the input shown as JSON)
+
+
+def look_of(host: SessionHost) -> ToolLook:
+    """The look of the tool calls of the run `host` holds."""
+    return ToolLook(host.workspace, lambda name: host.tool_traits(name).card_arg)
+
+
+def main_arg(name: str, tool_input: dict[str, Any], look: ToolLook) -> str | None:
     """The argument that says what a call does (a path shown where it really lands)."""
-    key = MAIN_ARG.get(name)
+    key = look.card_arg(name)
     value = tool_input.get(key) if key else None
     if not isinstance(value, str):
         return None
-    return shown_path(value, workspace) if key in PATH_ARGS else value
+    return shown_path(value, look.workspace) if key in PATH_ARGS else value
 
 
-def summarize_input(
-    name: str, tool_input: dict[str, Any] | None, workspace: Path | None = None
-) -> str:
+def summarize_input(name: str, tool_input: dict[str, Any] | None, look: ToolLook) -> str:
     if not tool_input:
         return ""
-    arg = main_arg(name, tool_input, workspace)
+    arg = main_arg(name, tool_input, look)
     if arg is not None:
         return one_line(arg, 70)
     return one_line(json.dumps(tool_input, ensure_ascii=False, default=str), 70)

@@ -17,7 +17,6 @@ from peri_cli.base.settings_check import SettingsError
 from peri_cli.context.meta import (
     ALL_ON,
     BUILTIN_SUBAGENTS,
-    CAPABILITIES,
     CAPABILITY_NAMES,
     MAX_OVERRIDE_BYTES,
     NAME_RE,
@@ -25,12 +24,11 @@ from peri_cli.context.meta import (
     MetaRegistry,
     MetaState,
     resolve,
-    tool_capability,
 )
 from peri_cli.context.snapshot import SnapshotInputs, base_section, build_snapshot
 from peri_cli.extensions.extra_tools import EXECUTE_NAME, SEARCH_NAME
 from peri_cli.session.transcript import Snapshot
-from peri_cli.tools import builtin_tools
+from peri_cli.tools import builtin_tools, capability_tools
 from peri_cli.tools.agent import AgentTool
 from peri_cli.tools.skill import SkillTool
 
@@ -99,12 +97,13 @@ def test_names_are_stable_slugs_and_distinct() -> None:
 
 
 def test_every_builtin_tool_belongs_to_exactly_one_capability() -> None:
-    claimed = [tool for c in CAPABILITIES for tool in c.tools]
+    brings = capability_tools()  # from each tool's own traits
+    claimed = [tool for tools in brings.values() for tool in tools]
     assert len(claimed) == len(set(claimed)), "a tool is claimed twice"
     assert sorted(claimed) == sorted(every_builtin_tool())
-    assert tool_capability("Bash") == "shell"
-    assert tool_capability("mcp__time__get_current_time") == "mcp"
-    assert tool_capability("SomethingElse") is None
+    assert set(brings) <= set(CAPABILITY_NAMES)
+    assert brings["shell"] == ["Bash"]
+    assert brings["files"] == ["Read", "Write", "Edit"]
 
 
 # --- resolution and precedence -----------------------------------------------------------------

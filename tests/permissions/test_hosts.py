@@ -10,6 +10,7 @@ from peri_cli.permissions.call_facts import url_domain
 from peri_cli.permissions.hosts import canonical_host, host_matches, is_loopback
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rule_syntax import RuleSource, parse_rule
+from tests.permissions.calls import decide_for
 
 LOOPBACK_SPELLINGS = [
     "127.0.0.1",
@@ -89,8 +90,8 @@ def test_url_domain_is_canonical() -> None:
 def test_a_webfetch_deny_rule_stops_every_spelling(tmp_path: Path, url: str) -> None:
     policy = PermissionPolicy(mode="bypass", workspace=tmp_path, trusted=True, home=tmp_path)
     policy.rules.add(parse_rule("WebFetch(domain:127.0.0.1)", "deny", RuleSource("user")))
-    assert policy.decide("WebFetch", "external", {"url": url}).action == "deny"
-    assert policy.decide("WebFetch", "external", {"url": "http://127.0.0.2/"}).action == "allow"
+    assert decide_for(policy, "WebFetch", {"url": url}).action == "deny"
+    assert decide_for(policy, "WebFetch", {"url": "http://127.0.0.2/"}).action == "allow"
 
 
 def test_a_deny_rule_for_the_metadata_address(tmp_path: Path) -> None:
@@ -101,17 +102,11 @@ def test_a_deny_rule_for_the_metadata_address(tmp_path: Path) -> None:
         "http://0xa9.0xfe.0xa9.0xfe/",
         "http://169.254.43518/",
     ):
-        assert policy.decide("WebFetch", "external", {"url": url}).action == "deny"
+        assert decide_for(policy, "WebFetch", {"url": url}).action == "deny"
 
 
 def test_an_allow_rule_with_a_wildcard(tmp_path: Path) -> None:
     policy = PermissionPolicy(mode="default", workspace=tmp_path, trusted=True, home=tmp_path)
     policy.rules.add(parse_rule("WebFetch(domain:*.example.com)", "allow", RuleSource("user")))
-    assert (
-        policy.decide("WebFetch", "external", {"url": "https://Docs.Example.com./a"}).action
-        == "allow"
-    )
-    assert (
-        policy.decide("WebFetch", "external", {"url": "https://example.com.evil.org/"}).action
-        == "ask"
-    )
+    assert decide_for(policy, "WebFetch", {"url": "https://Docs.Example.com./a"}).action == "allow"
+    assert decide_for(policy, "WebFetch", {"url": "https://example.com.evil.org/"}).action == "ask"

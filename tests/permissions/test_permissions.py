@@ -4,6 +4,7 @@ import pytest
 
 from peri_cli.permissions.asking import decide, protected_path
 from peri_cli.permissions.policy import PermissionPolicy
+from tests.permissions.calls import decide_for
 
 
 @pytest.fixture
@@ -55,15 +56,15 @@ def test_bypass_allows_outside(ws: Path, tmp_path: Path) -> None:
 def test_allow_for_session_covers_the_rule_but_not_outside_writes(ws: Path, tmp_path: Path) -> None:
     policy = PermissionPolicy(mode="default", workspace=ws)
     policy.allow_for_session(["Bash(git diff:*)", "Edit(./src/**)"])
-    assert policy.decide("Bash", "execute", {"command": "git diff HEAD"}).action == "allow"
-    assert policy.decide("Bash", "execute", {"command": "git difftool"}).action == "ask"
-    assert policy.decide("Bash", "execute", {"command": "git diff && rm -rf x"}).action == "ask"
+    assert decide_for(policy, "Bash", {"command": "git diff HEAD"}).action == "allow"
+    assert decide_for(policy, "Bash", {"command": "git difftool"}).action == "ask"
+    assert decide_for(policy, "Bash", {"command": "git diff && rm -rf x"}).action == "ask"
     a = ws / "src" / "a"
-    assert policy.decide("Write", "write", {"file_path": str(a)}, [a]).action == "allow"
+    assert decide_for(policy, "Write", {"file_path": str(a)}, [a]).action == "allow"
     b = ws / "b"
-    assert policy.decide("Edit", "write", {"file_path": str(b)}, [b]).action == "ask"
+    assert decide_for(policy, "Edit", {"file_path": str(b)}, [b]).action == "ask"
     out = tmp_path / "a"
-    assert policy.decide("Write", "write", {"file_path": str(out)}, [out]).action == "ask"
+    assert decide_for(policy, "Write", {"file_path": str(out)}, [out]).action == "ask"
 
 
 def test_a_skills_turn_grant_belongs_to_the_agent_that_loaded_it(ws: Path) -> None:
@@ -72,13 +73,13 @@ def test_a_skills_turn_grant_belongs_to_the_agent_that_loaded_it(ws: Path) -> No
     policy = PermissionPolicy(mode="default", workspace=ws)
     echo = {"command": "echo hi"}
     policy.grant_for_turn(["Bash(echo:*)"], agent="child-1")
-    assert policy.decide("Bash", "execute", echo, agent="child-1").action == "allow"
-    assert policy.decide("Bash", "execute", echo).action == "ask"  # the main agent
-    assert policy.decide("Bash", "execute", echo, agent="child-2").action == "ask"
+    assert decide_for(policy, "Bash", echo, agent="child-1").action == "allow"
+    assert decide_for(policy, "Bash", echo).action == "ask"  # the main agent
+    assert decide_for(policy, "Bash", echo, agent="child-2").action == "ask"
     policy.end_turn()  # the main agent's turn ends
-    assert policy.decide("Bash", "execute", echo, agent="child-1").action == "allow"
+    assert decide_for(policy, "Bash", echo, agent="child-1").action == "allow"
     policy.end_turn("child-1")
-    assert policy.decide("Bash", "execute", echo, agent="child-1").action == "ask"
+    assert decide_for(policy, "Bash", echo, agent="child-1").action == "ask"
 
 
 # --- item 5: protected paths -------------------------------------------------------------------
@@ -124,7 +125,7 @@ def test_item5_allow_for_the_session_never_covers_a_protected_path(ws: Path) -> 
     policy = PermissionPolicy(mode="default", workspace=ws)
     policy.allow_for_session(["Edit(./**)"])
     a = ws / "a.py"
-    assert policy.decide("Write", "write", {"file_path": str(a)}, [a]).action == "allow"
+    assert decide_for(policy, "Write", {"file_path": str(a)}, [a]).action == "allow"
     settings = ws / ".peri" / "settings.json"
-    decision = policy.decide("Write", "write", {"file_path": str(settings)}, [settings])
+    decision = decide_for(policy, "Write", {"file_path": str(settings)}, [settings])
     assert decision.action == "ask" and decision.protected

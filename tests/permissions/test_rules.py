@@ -12,8 +12,7 @@ import pytest
 
 from peri_cli.base.modes import Mode
 from peri_cli.base.settings import SettingsLayer
-from peri_cli.base.tool import ToolKind
-from peri_cli.permissions.call_facts import RuleContext, describe_call
+from peri_cli.permissions.call_facts import RuleContext
 from peri_cli.permissions.rule_sources import (
     RuleSet,
     allow_rule_loosenings,
@@ -34,17 +33,10 @@ from peri_cli.permissions.rulefile import RuleFileError, add_rules, local_settin
 from peri_cli.permissions.rules import CallDecision, decide, evaluate, read_denied
 from peri_cli.permissions.shell_syntax import MAX_COMMAND_CHARS, ShellParseError, parse
 from peri_cli.permissions.trust import WorkspaceFiles
+from tests.permissions.calls import call_of
 
 USER = RuleSource("user", "/home/u/.peri/settings.json")
 PROJECT = RuleSource("project", "/ws/.peri/settings.json")
-KINDS: dict[str, ToolKind] = {
-    "Bash": "execute",
-    "Edit": "write",
-    "Write": "write",
-    "Read": "read",
-    "Grep": "read",
-    "Glob": "read",
-}
 
 
 @pytest.fixture
@@ -70,7 +62,7 @@ def judge(
     trusted: bool = True,
     hook: Any = None,
 ) -> CallDecision:
-    call = describe_call(tool, KINDS.get(tool, "external"), tool_input, (), ws)
+    call = call_of(tool, tool_input, ws)
     return decide(
         call, ruleset, RuleContext(ws, trusted=trusted, home=ws.parent / "home"), mode, hook=hook
     )
@@ -435,10 +427,10 @@ def test_symlinks_are_resolved_before_matching(ws: Path) -> None:
 def test_a_workspace_reached_through_a_symlink(ws: Path) -> None:
     alias = ws.parent / "alias"
     alias.symlink_to(ws)
-    call = describe_call("Edit", "write", {"file_path": "src/a.py"}, (), alias)
+    call = call_of("Edit", {"file_path": "src/a.py"}, alias)
     ctx = RuleContext(alias, trusted=True)
     assert decide(call, rules("Edit(src/**)"), ctx, "default").action == "allow"
-    read = describe_call("Read", "read", {"file_path": str(alias / "secrets/key")}, (), alias)
+    read = call_of("Read", {"file_path": str(alias / "secrets/key")}, alias)
     assert decide(read, rules("Read(secrets/**)", behavior="deny"), ctx, "bypass").action == "deny"
 
 
@@ -525,7 +517,7 @@ def test_no_rule_leaves_the_decision_to_the_mode(ws: Path) -> None:
     assert edit(ws, [], "src/a.py", "accept-edits").action == "allow"
     assert edit(ws, [], "src/a.py").action == "ask"
     assert judge(ws, [], "Read", {"file_path": "src/a.py"}).action == "allow"
-    call = describe_call("Bash", "execute", {"command": "ls"}, (), ws)
+    call = call_of("Bash", {"command": "ls"}, ws)
     assert evaluate(call, [], RuleContext(ws, trusted=True)).action == "none"
 
 
@@ -568,10 +560,12 @@ def test_a_hook_decision_takes_its_place(ws: Path) -> None:
 
 
 def test_subject_rules_for_agents_and_skills(ws: Path) -> None:
-    allow = rules("Agent(Explore*)", "Skill(deploy)")
-    assert judge(ws, allow, "Agent", {"subagent_type": "Explorer"}).action == "allow"
-    assert judge(ws, allow, "Agent", {"subagent_type": "general"}).action == "ask"
-    assert judge(ws, allow, "Skill", {"name": "deploy"}).action == "allow"
+    # (Agent and Skill calls change nothing themselves: the mode allows them, a rule can deny.)
+    deny = rules("Agent(Explore*)", "Skill(deploy)", behavior="deny")
+    assert judge(ws, deny, "Agent", {"subagent_type": "Explorer"}).action == "deny"
+    assert judge(ws, deny, "Agent", {"subagent_type": "general"}).action == "allow"
+    assert judge(ws, deny, "Skill", {"name": "deploy"}).action == "deny"
+    assert judge(ws, deny, "Skill", {"name": "deployer"}).action == "allow"
 
 
 # --- suggested rules and the local settings file ---------------------------------------------
@@ -600,7 +594,7 @@ def test_subject_rules_for_agents_and_skills(ws: Path) -> None:
 def test_suggested_rules(
     ws: Path, tool: str, tool_input: dict[str, Any], expected: list[str]
 ) -> None:
-    call = describe_call(tool, KINDS.get(tool, "external"), tool_input, (), ws)
+    call = call_of(tool, tool_input, ws)
     ctx = RuleContext(ws, trusted=True)
     suggested = suggest_rules(call, ctx)
     assert suggested == expected
@@ -705,7 +699,7 @@ def test_a_folder_name_with_a_bracket_is_escaped_without_a_regex_warning(ws: Pat
     """`[` is escaped as `[[]`; inside the rule's character class it must be `\\[`, or `re`
     warns "Possible nested set" (a FutureWarning: its meaning may change)."""
     (ws / "a[1]").mkdir()
-    call = describe_call("Edit", "write", {"file_path": "a[1]/x.py"}, (), ws)
+    call = call_of("Edit", {"file_path": "a[1]/x.py"}, ws)
     ctx = RuleContext(ws, trusted=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -713,13 +707,13 @@ def test_a_folder_name_with_a_bracket_is_escaped_without_a_regex_warning(ws: Pat
         assert suggested == ["Edit(./a[[]1]/**)"]
         granted = [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
         assert decide(call, granted, ctx, "default").action == "allow"
-        other = describe_call("Edit", "write", {"file_path": "a1/x.py"}, (), ws)
+        other = call_of("Edit", {"file_path": "a1/x.py"}, ws)
         assert decide(other, granted, ctx, "default").action == "ask"
 
 
 def suggest_and_grant(ws: Path, command: str) -> tuple[list[str], list[Rule]]:
     """The rules offered for `command`, and those rules as the session would hold them."""
-    call = describe_call("Bash", "execute", {"command": command}, (), ws)
+    call = call_of("Bash", {"command": command}, ws)
     suggested = suggest_rules(call, RuleContext(ws, trusted=True, home=ws.parent / "home"))
     return suggested, [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
 
@@ -887,13 +881,13 @@ def test_a_top_level_file_or_one_that_runs_on_its_own_is_offered_only_itself(
 ) -> None:
     """A top-level file's folder is the whole workspace (`.envrc`, the Makefile); files in
     `.vscode/`, `.husky/`, `.github/` run without being asked: only the file edited is offered."""
-    call = describe_call("Write", "write", {"file_path": path}, (), ws)
+    call = call_of("Write", {"file_path": path}, ws)
     ctx = RuleContext(ws, trusted=True)
     suggested = suggest_rules(call, ctx)
     assert suggested == [expected]
     granted = [parse_rule(s, "allow", RuleSource("session")) for s in suggested]
     assert decide(call, granted, ctx, "default").action == "allow"
-    other = describe_call("Write", "write", {"file_path": follow_up}, (), ws)
+    other = call_of("Write", {"file_path": follow_up}, ws)
     assert decide(other, granted, ctx, "default").action == "ask"
 
 

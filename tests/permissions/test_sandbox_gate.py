@@ -9,6 +9,7 @@ from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.rule_syntax import RuleSource, parse_rule
 from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
+from tests.permissions.calls import decide_for
 
 
 def policy(tmp_path: Path, mode: Mode = "default", *rules: tuple[str, str], **gate: object):  # type: ignore[no-untyped-def]
@@ -18,7 +19,7 @@ def policy(tmp_path: Path, mode: Mode = "default", *rules: tuple[str, str], **ga
 
 
 def bash(p: PermissionPolicy, command: str, **more: object) -> tuple[str, str]:
-    d = p.decide("Bash", "execute", {"command": command, **more})
+    d = decide_for(p, "Bash", {"command": command, **more})
     return d.action, d.reason
 
 
@@ -63,7 +64,7 @@ def test_excluded_commands_ask_as_usual(tmp_path: Path) -> None:
 @pytest.mark.parametrize("mode", ["default", "accept-edits", "bypass"])
 def test_leaving_the_sandbox_always_asks(tmp_path: Path, mode: Mode) -> None:
     p = policy(tmp_path, mode, ("allow", "Bash(ls:*)"))
-    d = p.decide("Bash", "execute", {"command": "ls", "dangerouslyDisableSandbox": True})
+    d = decide_for(p, "Bash", {"command": "ls", "dangerouslyDisableSandbox": True})
     assert d.action == "ask" and "OUTSIDE the sandbox" in d.reason and d.protected
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from peri_cli.base.tool import ToolContext, ToolError, ToolOutput
-from peri_cli.tools.grep import MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_LINES, GrepParams, GrepTool
+from peri_cli.tools.grep import MAX_FILE_BYTES, GrepParams, GrepTool
+from peri_cli.tools.grepcollect import MAX_LINE_CHARS, MAX_LINES
 
 BACKENDS = [
     pytest.param(False, id="python"),

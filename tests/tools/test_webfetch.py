@@ -21,6 +21,7 @@ from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rule_syntax import RuleError, RuleSource, parse_rule
 from peri_cli.tools import webfetch
 from peri_cli.tools.webfetch import WebFetchTool
+from tests.permissions.calls import decide_for, suggestions_for
 
 PAGE = (
     "<html><head><title>t</title><script>alert('x')</script><style>p{}</style></head>"
@@ -248,15 +249,15 @@ async def test_a_refused_connection_is_an_error_result(ctx: ToolContext) -> None
 def test_permission_is_asked_per_domain(tmp_path: Path, server: str) -> None:
     policy = PermissionPolicy(mode="default", workspace=tmp_path, trusted=True, home=tmp_path)
     url = {"url": f"{server}/page"}
-    assert policy.decide("WebFetch", "external", url).action == "ask"
-    offers = policy.suggestions("WebFetch", "external", url, [])
+    assert decide_for(policy, "WebFetch", url).action == "ask"
+    offers = suggestions_for(policy, "WebFetch", url)
     assert offers == ["WebFetch(domain:127.0.0.1)"]
     policy.allow_for_session(offers)
-    assert policy.decide("WebFetch", "external", url).action == "allow"
+    assert decide_for(policy, "WebFetch", url).action == "allow"
     other = {"url": "https://example.com/"}
-    assert policy.decide("WebFetch", "external", other).action == "ask"
+    assert decide_for(policy, "WebFetch", other).action == "ask"
     policy.rules.add(parse_rule("WebFetch(domain:example.com)", "deny", RuleSource("user")))
-    assert policy.decide("WebFetch", "external", other).action == "deny"
+    assert decide_for(policy, "WebFetch", other).action == "deny"
     with pytest.raises(RuleError, match="domain:HOST"):
         parse_rule("WebFetch(example.com)", "allow", RuleSource("user"))
 

@@ -39,6 +39,7 @@ def make_runtime(
     *,
     mode: Mode = "default",
     new_session: bool = True,
+    builtin_names: frozenset[str] | None = None,
 ) -> Runtime:
     workspace = tmp_path / "ws"
     home = tmp_path / "home"
@@ -53,6 +54,7 @@ def make_runtime(
         model=MODEL,
         mode=mode,
         max_turns=None,
+        builtin_names=builtin_names,
     )
     runtime._provider = ScriptedProvider(list(replies))
     if new_session:

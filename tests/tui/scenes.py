@@ -15,6 +15,11 @@ from peri_cli.tui.app import PeriApp
 from .harness import FIXED_NOW, assistant, make_runtime, results, user, write_session
 
 SIZE = (110, 36)
+# The scenes' tools, named once: a tool added to Peri changes neither the tools list the status
+# bar and /context count nor the pictures.
+SCENE_TOOLS = frozenset(
+    {"Read", "Write", "Edit", "Bash", "Glob", "Grep", "Agent", "WebFetch", "Skill"}
+)
 COUNTER = TokenCounter()  # never calibrated: the app only reads it
 MAIN_ID = "0198a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
 USAGE = Usage(input_tokens=1_850, output_tokens=420, cache_read_input_tokens=14_200)
@@ -55,13 +60,13 @@ def main_session(runtime: Runtime) -> None:
 
 
 def main_screen(tmp_path: Path) -> PeriApp:
-    runtime = make_runtime(tmp_path, new_session=False)
+    runtime = make_runtime(tmp_path, new_session=False, builtin_names=SCENE_TOOLS)
     main_session(runtime)
     return PeriApp(runtime, clock=lambda: FIXED_NOW, counter=COUNTER)
 
 
 def diff_screen(tmp_path: Path) -> PeriApp:
-    runtime = make_runtime(tmp_path, new_session=False)
+    runtime = make_runtime(tmp_path, new_session=False, builtin_names=SCENE_TOOLS)
     edit = ToolUsePart(
         id="t1",
         name="Edit",
@@ -108,7 +113,7 @@ def permission_screen(tmp_path: Path) -> PeriApp:
         ],
         usage=USAGE,
     )
-    runtime = make_runtime(tmp_path, [reply], new_session=False)
+    runtime = make_runtime(tmp_path, [reply], new_session=False, builtin_names=SCENE_TOOLS)
     write_session(runtime.store, MAIN_ID, [], guide_files=["AGENTS.md"])
     runtime.start_existing(MAIN_ID, fork=False)
     return PeriApp(
@@ -120,7 +125,7 @@ def permission_screen(tmp_path: Path) -> PeriApp:
 
 
 def picker_screen(tmp_path: Path) -> PeriApp:
-    runtime = make_runtime(tmp_path, new_session=False)
+    runtime = make_runtime(tmp_path, new_session=False, builtin_names=SCENE_TOOLS)
     rows = [
         (
             "0198a1b2-0000-7000-8000-000000000001",
@@ -178,7 +183,7 @@ def long_bash_screen(tmp_path: Path) -> PeriApp:
         tool_calls=[ScriptedCall("Bash", {"command": HEREDOC, "description": "build script"})],
         usage=USAGE,
     )
-    runtime = make_runtime(tmp_path, [reply], new_session=False)
+    runtime = make_runtime(tmp_path, [reply], new_session=False, builtin_names=SCENE_TOOLS)
     write_session(runtime.store, MAIN_ID, [])
     runtime.start_existing(MAIN_ID, fork=False)
     return PeriApp(runtime, "Write the build script.", clock=lambda: FIXED_NOW, counter=COUNTER)

@@ -23,6 +23,7 @@ from peri_cli.tui.widgets.notice import NoticeLine
 from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
 
 from .harness import FIXED_NOW, make_runtime, screen_text, send, until
+from .scenes import SCENE_TOOLS
 
 SLEEP = ScriptedCall("Bash", {"command": "sleep 30"})
 
@@ -495,7 +496,7 @@ def two_running(tmp_path: Path) -> PeriApp:
             ],
         }
     )
-    runtime = make_runtime(tmp_path, router.replies(), mode="bypass")
+    runtime = make_runtime(tmp_path, router.replies(), mode="bypass", builtin_names=SCENE_TOOLS)
     return PeriApp(runtime, clock=lambda: FIXED_NOW, counter=TokenCounter())
 
 

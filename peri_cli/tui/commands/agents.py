@@ -71,6 +71,10 @@ def agents_table(app: AppPort) -> Table:
     else:
         for kind in sorted(catalog.types.values(), key=lambda t: t.name):
             tools = "the main agent's tools" if kind.tools is None else ", ".join(kind.tools)
+            if kind.read_only:
+                tools = ", ".join(
+                    n for n, t in app.agent.tools.direct.items() if t.traits.read_only
+                )
             row = Text(visible(kind.description))
             row.append(f"  ({visible(kind.source)}; {visible(tools)})", style="dim")
             table.add_row(Text(visible(kind.name)), row)

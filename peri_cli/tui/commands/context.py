@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -11,7 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from peri_cli.base.textsafe import visible
-from peri_cli.context.meta import BUILTIN_SUBAGENTS, MetaState, Resolution, capability
+from peri_cli.context.meta import BUILTIN_SUBAGENTS, MetaState, Resolution
 from peri_cli.context.meta import resolve as resolve_meta
 from peri_cli.tui.commands.registry import command
 from peri_cli.tui.context import agent_report
@@ -40,14 +41,15 @@ async def meta(app: AppPort, _arg: str) -> None:
         workspace=runtime.workspace,
         peri_home=runtime.peri_home,
     )
-    await app.conversation.add(Static(meta_table(runtime.meta, board), classes="help"))
+    table = meta_table(runtime.meta, board, runtime.capability_tools())
+    await app.conversation.add(Static(table, classes="help"))
     note = "Changes to meta_harness apply to new sessions; `peri meta --json` for scripts."
     for line in board.warnings:
         await app.notice(line, "warning")
     await app.notice(note)
 
 
-def meta_table(session: MetaState, board: Resolution) -> Table:
+def meta_table(session: MetaState, board: Resolution, brings: Mapping[str, Sequence[str]]) -> Table:
     """The Meta Harness: what this session froze, and what the settings say now (with where
     each value came from); file paths made visible, never markup."""
     table = Table(box=None, padding=(0, 2, 0, 0))
@@ -64,9 +66,8 @@ def meta_table(session: MetaState, board: Resolution) -> Table:
         table.add_row(Text(row.id), Text(frozen), current)
     for cap in board.capabilities:
         label = Text(cap.name)
-        found = capability(cap.name)
-        if found is not None and found.tools:
-            label.append(f" ({', '.join(found.tools)})", style="dim")
+        if brings.get(cap.name):
+            label.append(f" ({', '.join(brings[cap.name])})", style="dim")
         frozen = "on" if session.enabled(cap.name) else "off"
         table.add_row(label, Text(frozen), now("on" if cap.enabled else "off", cap.source))
     sub = board.builtin_subagents

@@ -28,6 +28,7 @@ from peri_cli.base.provider import TextDelta, ThinkingDelta
 from peri_cli.base.textsafe import visible
 from peri_cli.tui.bridge import Bridge, CostOf
 from peri_cli.tui.format import plain
+from peri_cli.tui.tool_text import NO_LOOK, ToolLook
 from peri_cli.tui.widgets.agent_card import child_summary
 from peri_cli.tui.widgets.approval_dock import ApprovalDock
 from peri_cli.tui.widgets.conversation import Conversation
@@ -83,7 +84,7 @@ class AgentPane(ModalScreen[None]):
         approvals: ApprovalDock,
         stop: Callable[[str], bool],
         status: dict[str, object],
-        workspace: Path | None = None,
+        look: ToolLook = NO_LOOK,
     ) -> None:
         super().__init__()
         self.board = board
@@ -91,9 +92,9 @@ class AgentPane(ModalScreen[None]):
         self.cost_of = cost_of
         self.approvals = approvals
         self.stop_child = stop
-        self.workspace = workspace
+        self.look = look
         self.head = Static("", id="pane-head")
-        self.conversation = Conversation(id="agent-conversation", workspace=workspace)
+        self.conversation = Conversation(id="agent-conversation", look=look)
         self.status = StatusBar(board.clock, id="pane-status")
         self.status.set(**status)
         self.keys = Static(KEYS, id="pane-keys")
@@ -137,7 +138,7 @@ class AgentPane(ModalScreen[None]):
             self.status,
             self.cost_of,
             approvals=self.approvals,
-            workspace=self.workspace,
+            look=self.look,
         )
         info = self.info
         self._draw_head()

@@ -9,7 +9,6 @@ it about its child (`show_child`) when it is mounted and whenever the child chan
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.content import Content
@@ -17,7 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from peri_cli.tui.format import elapsed, one_line, plain, tokens
-from peri_cli.tui.tool_text import GLYPHS, outcome, trim_output
+from peri_cli.tui.tool_text import GLYPHS, NO_LOOK, ToolLook, outcome, trim_output
 from peri_cli.tui.widgets.tool_call import ToolCallView
 
 if TYPE_CHECKING:
@@ -73,13 +72,13 @@ class AgentCard(ToolCallView):
         call_id: str,
         tool_input: dict[str, Any] | None = None,
         *,
-        workspace: Path | None = None,
+        look: ToolLook = NO_LOOK,
         clock: Any = None,
     ) -> None:
         self.info: ChildInfo | None = None
         self._tree: Static | None = None
         self._clock = clock
-        super().__init__(call_id, "Agent", tool_input, workspace=workspace)
+        super().__init__(call_id, "Agent", tool_input, look=look)
 
     # --- the board ------------------------------------------------------------------------
 

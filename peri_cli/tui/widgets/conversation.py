@@ -9,7 +9,6 @@ to the bottom and follows again)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from textual import events
@@ -22,16 +21,19 @@ from peri_cli.tui.widgets.load_earlier import LoadEarlier
 
 if TYPE_CHECKING:
     from peri_cli.tui.items import Item
+    from peri_cli.tui.tool_text import ToolLook
 
 PAGE = 50
 FIRST_PAINT = 12  # newest items mounted before the first paint: more than a screenful
 
 
-def widgets_for_items(items: list[Item], workspace: Path | None = None) -> list[Widget]:
+def widgets_for_items(items: list[Item], look: ToolLook | None = None) -> list[Widget]:
     # imported on first use: the empty shell draws without the message widgets
+    from peri_cli.tui.tool_text import NO_LOOK
     from peri_cli.tui.widgets.views import widgets_for
 
-    return [w for item in items for w in widgets_for(item, workspace)]
+    look = look or NO_LOOK
+    return [w for item in items for w in widgets_for(item, look)]
 
 
 class NewOutputHint(Static):
@@ -65,11 +67,11 @@ class Conversation(VerticalScroll, can_focus=False):
     """
 
     def __init__(
-        self, *, page: int = PAGE, id: str | None = None, workspace: Path | None = None
+        self, *, page: int = PAGE, id: str | None = None, look: ToolLook | None = None
     ) -> None:
         super().__init__(id=id)
         self.page = page
-        self.workspace = workspace  # paths in tool calls are shown relative to it
+        self.look = look  # how tool calls are shown (paths relative to the workspace)
         self._hidden: list[Item] = []  # older items not mounted yet, oldest first
         self._shown_at = 0  # bumped by each show_items: a pending fill of an older one stops
         self._mounting = asyncio.Lock()  # older items are mounted one batch at a time
@@ -137,7 +139,7 @@ class Conversation(VerticalScroll, can_focus=False):
         first = min(self.page, FIRST_PAINT)
         self._hidden = list(items[:-first] if len(items) > first else [])
         shown = items[len(self._hidden) :]
-        widgets = widgets_for_items(shown, self.workspace)
+        widgets = widgets_for_items(shown, self.look)
         if widgets:
             await self.mount_all(widgets)
         self._update_load_earlier()
@@ -157,7 +159,7 @@ class Conversation(VerticalScroll, can_focus=False):
             if shown_at != self._shown_at or not self._hidden:
                 return
             batch, self._hidden = self._hidden[-count:], self._hidden[:-count]
-            widgets = widgets_for_items(batch, self.workspace)
+            widgets = widgets_for_items(batch, self.look)
             await self.mount_all(widgets, after=self._load_earlier)
             self._update_load_earlier()
 
@@ -167,7 +169,7 @@ class Conversation(VerticalScroll, can_focus=False):
             if not self._hidden:
                 return
             batch, self._hidden = self._hidden[-self.page :], self._hidden[: -self.page]
-            widgets = widgets_for_items(batch, self.workspace)
+            widgets = widgets_for_items(batch, self.look)
             first = next(iter(self._content()), None)
             self.release_anchor()
             await self.mount_all(widgets, after=self._load_earlier)

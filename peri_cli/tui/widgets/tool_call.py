@@ -7,7 +7,6 @@ arriving while the body is still being mounted cannot race it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 from textual.content import Content
@@ -18,9 +17,10 @@ from peri_cli.tui.diffs import diff_for
 from peri_cli.tui.format import one_line, plain
 from peri_cli.tui.tool_text import (
     GLYPHS,
-    MAIN_ARG,
+    NO_LOOK,
     PROGRESS_LINES,
     State,
+    ToolLook,
     main_arg,
     outcome,
     summarize_input,
@@ -48,12 +48,12 @@ class ToolCallView(Fold):
         name: str,
         tool_input: dict[str, Any] | None = None,
         *,
-        workspace: Path | None = None,
+        look: ToolLook = NO_LOOK,
     ) -> None:
         super().__init__()
         self.call_id = call_id
         self.name_ = name
-        self.workspace = workspace
+        self.look = look
         self.tool_input: dict[str, Any] | None = None
         self.state: State = "pending"
         self.output: str | None = None
@@ -90,7 +90,7 @@ class ToolCallView(Fold):
         glyph, style = GLYPHS[self.state]
         parts: list[Content | str | tuple[str, str]] = [(glyph, style), " "]
         parts.append(plain(self.name_, "bold"))
-        args = summarize_input(self.name_, self.tool_input, self.workspace)
+        args = summarize_input(self.name_, self.tool_input, self.look)
         if args:
             parts += ["(", plain(args), ")"]
         if self.output is not None:
@@ -110,14 +110,14 @@ class ToolCallView(Fold):
             self._diff_lines = diff
             if len(diff) <= OPEN_DIFF_LINES:
                 self.collapsed = False
-        key = MAIN_ARG.get(self.name_)
+        key = self.look.card_arg(self.name_)
         extra = {k: v for k, v in tool_input.items() if k != key}
         if diff is not None:
             extra = {
                 k: v for k, v in extra.items() if k not in ("old_string", "new_string", "content")
             }
-        arg = main_arg(self.name_, tool_input, self.workspace)
-        summary = summarize_input(self.name_, tool_input, self.workspace)
+        arg = main_arg(self.name_, tool_input, self.look)
+        summary = summarize_input(self.name_, tool_input, self.look)
         parts: list[str] = []
         if arg is not None and ("\n" in arg or one_line(arg, 10**9) != summary):
             parts.append(arg)  # the title holds only a preview of it

@@ -3,8 +3,6 @@ empty shell draws without the message widgets and their Markdown renderer)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.widget import Widget
 
 from peri_cli.tui.items import (
@@ -16,6 +14,7 @@ from peri_cli.tui.items import (
     ToolItem,
     UserItem,
 )
+from peri_cli.tui.tool_text import NO_LOOK, ToolLook
 from peri_cli.tui.widgets.agent_card import AgentCard
 from peri_cli.tui.widgets.assistant_message import AssistantMessage
 from peri_cli.tui.widgets.folded_text import FoldedText
@@ -25,7 +24,7 @@ from peri_cli.tui.widgets.tool_call import ToolCallView
 from peri_cli.tui.widgets.user_message import UserMessage
 
 
-def widgets_for(item: Item, workspace: Path | None = None) -> list[Widget]:
+def widgets_for(item: Item, look: ToolLook = NO_LOOK) -> list[Widget]:
     match item:
         case UserItem(text=text):
             return [UserMessage(text)]
@@ -38,9 +37,9 @@ def widgets_for(item: Item, workspace: Path | None = None) -> list[Widget]:
             return out
         case ToolItem():
             view = (
-                AgentCard(item.id, item.input, workspace=workspace)  # its child's card
+                AgentCard(item.id, item.input, look=look)  # its child's card
                 if item.name == "Agent"
-                else ToolCallView(item.id, item.name, item.input, workspace=workspace)
+                else ToolCallView(item.id, item.name, item.input, look=look)
             )
             if item.output is not None:
                 view.set_result(item.output, item.is_error)
