@@ -10,13 +10,16 @@ machine to machine is replaced, each by a stable placeholder:
   - the ids Peri gives OpenAI tool calls (9 random alphanumerics) -> <CALL-n>;
   - the temporary workspace, home and their parent -> <WORKSPACE>, <HOME>, <TMP>; the fake
     server's URL -> <SERVER>;
+  - the `init` line's tools list -> "<TOOLS>" (checked to be sorted and to hold the core tools:
+    `golden_tools.py`), so a new tool changes no golden file;
   - compaction figures (tokens_before/after, prefix_changed, pressure, the numbers in its detail
     and in "Compacted: A -> B tokens"): Peri estimates them over requests whose system prompt holds
     the workspace path and the platform, so they change with both.
 Everything else is exact: usage, num_turns, tool ids of the Anthropic wire, messages, order.
 
-Regenerate after an intended change of the output: `PERI_UPDATE_GOLDEN=1 .venv/bin/python -m pytest
-tests/e2e/test_headless_golden.py`, then read the diff of `tests/e2e/golden/` before committing it.
+Regenerate every golden file (these and `golden_sdk/`) after an intended change of the output:
+`PERI_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/e2e/test_headless_golden.py
+tests/e2e/test_headless_sdk_golden.py`, then read the diff before committing it.
 
 What keeps the runs deterministic: every scripted reply pins its usage (the fake server would
 otherwise count the request's bytes, which hold the workspace path, the platform and the date);
@@ -43,6 +46,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Peri
+from tests.e2e.golden_tools import tools_placeholder
 from tests.fakeserver import FakeServer
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
@@ -415,7 +419,7 @@ def normalize(text: str, outcome: Outcome) -> str:
     )
     for pattern, placeholder in ESTIMATES:
         text = pattern.sub(placeholder, text)
-    return text
+    return tools_placeholder(text)
 
 
 def render(outcome: Outcome) -> str:

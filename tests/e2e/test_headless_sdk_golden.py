@@ -1,8 +1,11 @@
 """`peri -p` in its three formats, byte for byte as before it was rewritten over `peri_cli.sdk`.
 
 The goldens in `golden_sdk/` were recorded from the code before the rewrite (commit 9e39d1c):
-`PERI_RECORD_GOLDEN=/path/to/old/tree` runs that tree's `peri_cli` instead and writes them.
-What differs from run to run (the session id, the temporary workspace's path) is normalized."""
+`PERI_RECORD_GOLDEN=/path/to/old/tree` runs that tree's `peri_cli` instead and writes them;
+`PERI_UPDATE_GOLDEN=1` writes them from this tree after an intended change of the output (with
+`tests/e2e/test_headless_golden.py`: one command for every golden file, AGENTS.md). What differs
+from run to run (the session id, the temporary workspace's path) is normalized, and the `init`
+line's tools list is a checked placeholder (`golden_tools.py`): a new tool changes no file."""
 
 from __future__ import annotations
 
@@ -14,8 +17,10 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Peri
+from tests.e2e.golden_tools import tools_placeholder
 
 GOLDEN = Path(__file__).parent / "golden_sdk"
+UPDATE = os.environ.get("PERI_UPDATE_GOLDEN") == "1"
 USAGE = {"input_tokens": 100, "output_tokens": 7}
 
 SCENARIOS: dict[str, tuple[list[dict[str, Any]], list[str]]] = {
@@ -67,7 +72,16 @@ def _normalize(text: str, peri: Peri) -> str:
     text = text.replace(str(peri.workspace.resolve()), "<WS>").replace(str(peri.home), "<HOME>")
     text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<ID>", text)
     text = re.sub(r'"stable_prefix_share": [0-9.]+', '"stable_prefix_share": <S>', text)
-    return re.sub(r'"input_tokens": \d+', '"input_tokens": <N>', text)
+    return tools_placeholder(re.sub(r'"input_tokens": \d+', '"input_tokens": <N>', text))
+
+
+def _compare(got: str, path: Path, old_tree: str | None) -> None:
+    """`got` against the golden file, or written to it (recording an old tree, or updating)."""
+    if old_tree or UPDATE:
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(got)
+        return
+    assert got == path.read_text()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -82,11 +96,7 @@ def test_headless_output_unchanged(peri: Peri, name: str, fmt: str) -> None:
     done = peri.run("-p", f"scenario {name}", "--output-format", fmt, *flags)
     got = f"exit {done.returncode}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}"
     got = _normalize(got, peri)
-    path = GOLDEN / f"{name}.{fmt}.txt"
-    if old_tree:
-        GOLDEN.mkdir(exist_ok=True)
-        path.write_text(got)
-    assert got == path.read_text()
+    _compare(got, GOLDEN / f"{name}.{fmt}.txt", old_tree)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -99,8 +109,4 @@ def test_no_credentials_unchanged(peri: Peri, fmt: str) -> None:
     got = _normalize(
         f"exit {done.returncode}\n--- stdout\n{done.stdout}--- stderr\n{done.stderr}", peri
     )
-    path = GOLDEN / f"no-credentials.{fmt}.txt"
-    if old_tree:
-        GOLDEN.mkdir(exist_ok=True)
-        path.write_text(got)
-    assert got == path.read_text()
+    _compare(got, GOLDEN / f"no-credentials.{fmt}.txt", old_tree)
