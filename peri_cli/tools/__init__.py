@@ -6,7 +6,7 @@ deferred, the files it reads and writes) it says itself (`base/tool.py`'s `Tool`
 
 from __future__ import annotations
 
-from peri_cli.base.tool import Tool
+from peri_cli.base.tool import Tool, ToolTraits
 from peri_cli.tools.bash import BashTool
 from peri_cli.tools.edit import EditTool
 from peri_cli.tools.glob import GlobTool
@@ -21,20 +21,24 @@ def builtin_tools() -> list[Tool]:
     return [ReadTool(), WriteTool(), EditTool(), BashTool(), GlobTool(), GrepTool()]
 
 
-def capability_tools() -> dict[str, list[str]]:
-    """Each Meta Harness capability's built-in tools, as the tools' traits say (`peri meta`)."""
+def builtin_traits() -> dict[str, ToolTraits]:
+    """Every built-in tool's name and traits, the session-bound ones included (docs, `peri
+    meta`): the tools of `builtin_tools()`, Agent, Skill, WebFetch and the extra-tool wrappers."""
     from peri_cli.extensions.extra_tools import ExecuteExtraTool, SearchExtraTools
     from peri_cli.tools.agent import AgentTool
     from peri_cli.tools.skill import SkillTool
     from peri_cli.tools.webfetch import WebFetchTool
 
-    named = [(t.name, t.traits) for t in builtin_tools()]
-    named += [
-        (c.name, c.traits)
-        for c in (AgentTool, SkillTool, WebFetchTool, SearchExtraTools, ExecuteExtraTool)
-    ]
+    named = {t.name: t.traits for t in builtin_tools()}
+    for c in (AgentTool, SkillTool, WebFetchTool, SearchExtraTools, ExecuteExtraTool):
+        named[c.name] = c.traits
+    return named
+
+
+def capability_tools() -> dict[str, list[str]]:
+    """Each Meta Harness capability's built-in tools, as the tools' traits say (`peri meta`)."""
     out: dict[str, list[str]] = {}
-    for name, traits in named:
+    for name, traits in builtin_traits().items():
         if traits.capability is not None:
             out.setdefault(traits.capability, []).append(name)
     return out
