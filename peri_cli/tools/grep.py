@@ -145,7 +145,8 @@ class GrepTool(PydanticTool[GrepParams]):
             return ToolOutput.error(failure)
         if collector.hidden:
             search.notes.append(
-                f"[{collector.hidden} more results are in files a Read deny rule keeps from you.]"
+                f"[{collector.hidden} more results are in files a Read deny rule or a hidden "
+                "path keeps from you.]"
             )
         return ToolOutput.text(_report(p, root, ctx.workspace, collector, search.notes))
 
