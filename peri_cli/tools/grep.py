@@ -204,10 +204,10 @@ class GrepTool(PydanticTool[GrepParams]):
             )
             collector.reset()
             return await _python_search(p, root, ctx, collector, search)
-        if returncode == 2 and not collector.total:
-            if "regex" in stderr:
+        if returncode not in (0, 1) and not collector.total:  # 2: its error; else not run
+            if returncode == 2 and "regex" in stderr:
                 return _invalid_regex(p.pattern, stderr)
-            return f"ripgrep failed: {stderr or f'exit code {returncode}'}."
+            return f"ripgrep failed: {stderr or 'no message'} (exit code {returncode})."
         return None
 
 

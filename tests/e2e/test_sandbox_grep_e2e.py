@@ -1,0 +1,88 @@
+"""Grep under the sandbox when Peri itself is installed under /tmp (issue 37 item 7): the
+sandbox gives /tmp a fresh tmpfs, which hid the interpreter, the search script and a ripgrep
+installed with Peri from Grep's helper process. The real `peri -p`, run from a virtual
+environment made in the test's folder (under /tmp), with bubblewrap for real."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sysconfig
+import venv
+from pathlib import Path
+
+import pytest
+
+import peri_cli
+from tests.e2e.conftest import Peri
+from tests.e2e.test_sandbox_e2e import _PROBLEM, sandboxed
+from tests.e2e.test_tools_e2e import _tool_results
+
+pytestmark = pytest.mark.skipif(_PROBLEM is not None, reason=f"bwrap cannot run: {_PROBLEM}")
+
+
+def install_under(folder: Path) -> Path:
+    """A virtual environment in `folder` holding a copy of Peri (its dependencies are the test
+    environment's, by a .pth line); its python."""
+    venv.EnvBuilder(symlinks=True).create(folder)
+    python = folder / "bin" / "python"
+    purelib = Path(sysconfig.get_paths(vars={"base": str(folder)})["purelib"])
+    shutil.copytree(
+        Path(peri_cli.__file__).parent,
+        purelib / "peri_cli",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    (purelib / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+def tools_without_rg(home: Path) -> str:
+    """A PATH holding what Peri and the sandbox run, but no ripgrep (so Python searches)."""
+    bin_dir = home / "bin"
+    bin_dir.mkdir()
+    for name in ("bash", "sh", "bwrap", "socat", "git", "env", "true"):
+        found = shutil.which(name)
+        if found:
+            (bin_dir / name).symlink_to(found)
+    return str(bin_dir)
+
+
+def grep(pattern: str, path: str | None = None) -> dict[str, object]:
+    return {"name": "Grep", "input": {"pattern": pattern, **({"path": path} if path else {})}}
+
+
+@pytest.mark.parametrize("search", ["python", "ripgrep"])
+@pytest.mark.timeout(180)
+def test_grep_works_in_the_sandbox_with_peri_installed_under_tmp(
+    peri: Peri, tmp_path: Path, search: str
+) -> None:
+    assert str(tmp_path).startswith("/tmp/"), "the test needs its folder under /tmp"
+    python = install_under(tmp_path / "venv")
+    if search == "python":
+        peri.extra_env["PATH"] = tools_without_rg(peri.home)
+    else:  # a ripgrep installed with Peri (`pip install ripgrep` puts it in the venv)
+        rg = shutil.which("rg")
+        if rg is None:
+            pytest.skip("rg is not installed")
+        (python.parent / "rg").symlink_to(rg)
+        peri.extra_env["PATH"] = f"{python.parent}:{peri.env()['PATH']}"
+    sandboxed(peri)
+    (peri.workspace / "a.txt").write_text("the needle is here\n")
+    calls = [grep("needle"), grep("FAKE-KEY", str(peri.home / ".ssh"))]
+    peri.server.set_script([{"tool_calls": calls}, {"text": "done"}])
+    done = subprocess.run(
+        [str(python), "-m", "peri_cli", "-p", "go", "--output-format", "json"],
+        check=False,
+        cwd=peri.workspace,
+        env=peri.env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    print(done.stderr)
+    assert json.loads(done.stdout)["result"] == "done", done.stderr
+    found, hidden = _tool_results(peri.model_calls()[-1])
+    assert found == "Found 1 files\na.txt", found
+    assert "FAKE-KEY-DO-NOT-LEAK" not in hidden and "No matches" in hidden, hidden
