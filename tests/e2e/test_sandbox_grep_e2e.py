@@ -81,7 +81,6 @@ def test_grep_works_in_the_sandbox_with_peri_installed_under_tmp(
         text=True,
         timeout=120,
     )
-    print(done.stderr)
     assert json.loads(done.stdout)["result"] == "done", done.stderr
     found, hidden = _tool_results(peri.model_calls()[-1])
     assert found == "Found 1 files\na.txt", found
