@@ -1,7 +1,7 @@
 """Grep under the sandbox when Peri itself is installed under /tmp (issue 37 item 7): the
 sandbox gives /tmp a fresh tmpfs, which hid the interpreter, the search script and a ripgrep
 installed with Peri from Grep's helper process. The real `peri -p`, run from a virtual
-environment made in the test's folder (under /tmp), with bubblewrap for real."""
+environment made under /tmp, with bubblewrap for real."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import json
 import shutil
 import subprocess
 import sysconfig
+import tempfile
 import venv
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,13 +54,19 @@ def grep(pattern: str, path: str | None = None) -> dict[str, object]:
     return {"name": "Grep", "input": {"pattern": pattern, **({"path": path} if path else {})}}
 
 
+@pytest.fixture
+def under_tmp() -> Iterator[Path]:
+    """A folder in /tmp itself, wherever pytest keeps its own."""
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="peri-install-") as folder:
+        yield Path(folder)
+
+
 @pytest.mark.parametrize("search", ["python", "ripgrep"])
 @pytest.mark.timeout(180)
 def test_grep_works_in_the_sandbox_with_peri_installed_under_tmp(
-    peri: Peri, tmp_path: Path, search: str
+    peri: Peri, under_tmp: Path, search: str
 ) -> None:
-    assert str(tmp_path).startswith("/tmp/"), "the test needs its folder under /tmp"
-    python = install_under(tmp_path / "venv")
+    python = install_under(under_tmp / "venv")
     if search == "python":
         peri.extra_env["PATH"] = tools_without_rg(peri.home)
     else:  # a ripgrep installed with Peri (`pip install ripgrep` puts it in the venv)
