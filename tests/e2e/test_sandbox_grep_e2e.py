@@ -77,10 +77,14 @@ def test_grep_works_in_the_sandbox_with_peri_installed_under_tmp(
         peri.extra_env["PATH"] = f"{python.parent}:{peri.env()['PATH']}"
     sandboxed(peri)
     (peri.workspace / "a.txt").write_text("the needle is here\n")
-    calls = [grep("needle"), grep("FAKE-KEY", str(peri.home / ".ssh"))]
-    peri.server.set_script([{"tool_calls": calls}, {"text": "done"}])
+    beside = under_tmp / "beside"  # in /tmp too, beside Peri's install: still hidden inside
+    beside.mkdir()
+    (beside / "b.txt").write_text("another needle is here\n")
+    peri.server.set_script([{"tool_calls": [grep("needle"), grep("needle", str(beside))]}])
+    # bypass: a read beside the workspace would ask, and be denied, in default mode
+    args = ["-p", "go", "--output-format", "json", "--permission-mode", "bypass"]
     done = subprocess.run(
-        [str(python), "-m", "peri_cli", "-p", "go", "--output-format", "json"],
+        [str(python), "-m", "peri_cli", *args],
         check=False,
         cwd=peri.workspace,
         env=peri.env(),
@@ -89,7 +93,8 @@ def test_grep_works_in_the_sandbox_with_peri_installed_under_tmp(
         text=True,
         timeout=120,
     )
-    assert json.loads(done.stdout)["result"] == "done", done.stderr
+    assert json.loads(done.stdout)["result"] == "ok", done.stderr
     found, hidden = _tool_results(peri.model_calls()[-1])
     assert found == "Found 1 files\na.txt", found
-    assert "FAKE-KEY-DO-NOT-LEAK" not in hidden and "No matches" in hidden, hidden
+    # the search ran in the sandbox, whose /tmp shows Peri's install and nothing beside it
+    assert "b.txt" not in hidden and ("No matches" in hidden or "ripgrep failed" in hidden), hidden
