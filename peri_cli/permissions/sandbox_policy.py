@@ -145,6 +145,9 @@ class SandboxPlaces:
     env: Mapping[str, str] = field(default_factory=dict)
     # Nested repositories' and submodules' git folders in the workspace (`sandbox/gitdirs.py`)
     git_dirs: tuple[Path, ...] = ()
+    # The folders Peri's helper processes run from (its interpreter and packages, ripgrep):
+    # readable inside where a mask would hide them (Peri installed under /tmp).
+    runtime: tuple[Path, ...] = ()
 
 
 def build_policy(
@@ -166,10 +169,12 @@ def build_policy(
     masked_real = tuple(dict.fromkeys(_real(p) for p in masked))
     home = _real(places.home)
     readable = tuple(p for p in (home, peri_home) if any(_within(p, m) for m in masked_real))
+    writable = (workspace, _real(places.session_tmp), *paths(fs.allowWrite))
+    readable += _runtime_under_masks(places.runtime, masked_real, (*writable, *readable))
     return SandboxPolicy(
         workspace=workspace,
         session_tmp=_real(places.session_tmp),
-        writable=(workspace, _real(places.session_tmp), *paths(fs.allowWrite)),
+        writable=writable,
         read_only=(peri_home, *paths(fs.denyWrite)),
         guarded=_guarded(workspace, places.git_dirs),
         hidden=(*paths(DEFAULT_HIDDEN), peri_home / TRUST_FILE, *paths(fs.denyRead)),
@@ -184,6 +189,19 @@ def build_policy(
         excluded_commands=tuple(settings.excludedCommands),
         env_extra={"TMPDIR": str(_real(places.session_tmp))},
     )
+
+
+def _runtime_under_masks(
+    runtime: Iterable[Path], masked: tuple[Path, ...], shown: tuple[Path, ...]
+) -> tuple[Path, ...]:
+    """The runtime folders a mask would hide and nothing else already shows (a runtime inside
+    the workspace stays as writable as the workspace)."""
+    out: list[Path] = []
+    for path in dict.fromkeys(_real(p) for p in runtime):
+        hidden = any(_within(path, m) for m in masked)
+        if hidden and not any(_within(path, s) for s in (*shown, *out)):
+            out.append(path)
+    return tuple(out)
 
 
 def _guarded(workspace: Path, git_dirs: Iterable[Path]) -> tuple[Path, ...]:

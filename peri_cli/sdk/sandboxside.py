@@ -30,6 +30,7 @@ from peri_cli.sandbox.netside import SOCKET_NAME, SessionNetwork
 from peri_cli.sandbox.probe import Availability, probe
 from peri_cli.sandbox.runner import BwrapSandbox, SeatbeltSandbox
 from peri_cli.sdk import sandboxreload
+from peri_cli.tools.bashsandbox import helper_roots
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -164,6 +165,7 @@ class SandboxSide:
             self._sandbox_tmp,
             self.env,
             git_dirs=nested_git_dirs(self.workspace),
+            runtime=helper_roots(),
         )
         return build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
 

@@ -302,6 +302,21 @@ class SessionStore:
             )
         return child
 
+    def delete(self, session_id: str) -> None:
+        """Remove a session and all that is kept with it: its folder (large outputs' side files,
+        SubAgent transcripts, checkpoints), its listing sidecar and its file. SessionLocked
+        while a process has it open."""
+        path = self.path_of(session_id)
+        if not path.exists():
+            raise SessionNotFound(f"no session {session_id} in this workspace")
+        writer = TranscriptWriter(path)  # holds the lock: no process opens it meanwhile
+        try:
+            shutil.rmtree(path.with_suffix(""), ignore_errors=True)  # links are not followed
+            _sidecar(path).unlink(missing_ok=True)
+            path.unlink()  # (its lock file stays, as TranscriptWriter.close says why)
+        finally:
+            writer.close()
+
     def list(self) -> list[SessionInfo]:
         """Newest first, from the sidecars (a missing or stale one is rebuilt from the file).
         Sessions that never got a message are left out."""

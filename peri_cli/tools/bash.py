@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
 import subprocess
 import threading
-import uuid
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -21,6 +21,7 @@ from peri_cli.tools.bashsandbox import Launch
 from peri_cli.tools.bashsandbox import explained as _explained
 from peri_cli.tools.bashsandbox import launch as _launch
 from peri_cli.tools.procgroups import end_group, end_groups_now, group_alive
+from peri_cli.tools.sidefile import SideFile, new_side_file, relay
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -53,10 +54,6 @@ class BashParams(BaseModel):
             "cannot work inside it; the user is always asked first."
         ),
     )
-
-
-def _side_file(ctx: ToolContext) -> Path:
-    return ctx.session_dir / "outputs" / f"{uuid.uuid4().hex}.txt"
 
 
 class _Shell(asyncio.SubprocessProtocol):
@@ -123,7 +120,7 @@ class BashTool(PydanticTool[BashParams]):
     async def _run(
         self, timeout_ms: int, ctx: ToolContext, notes: list[str], launch: Launch
     ) -> ToolOutput:
-        capture = Capture(_side_file(ctx))
+        capture = Capture(new_side_file(ctx.session_dir))
         loop = asyncio.get_running_loop()
         spawn = asyncio.ensure_future(
             loop.subprocess_exec(
@@ -180,26 +177,36 @@ class BashTool(PydanticTool[BashParams]):
 
     def _start_background(self, ctx: ToolContext, launch: Launch) -> ToolOutput:
         self._release_finished()
-        out_path = _side_file(ctx)
+        side = SideFile(new_side_file(ctx.session_dir))
+        if not side.open():
+            launch.finish()
+            return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {side.error}.")
+        out_path = side.path
+        out, into = os.pipe()  # through Peri, which keeps the side file under its cap
         try:
-            out_path.parent.mkdir(parents=True, exist_ok=True)
-            with out_path.open("ab") as out:
-                proc = subprocess.Popen(
-                    launch.argv,
-                    cwd=ctx.workspace,
-                    env=launch.env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+            proc = subprocess.Popen(
+                launch.argv,
+                cwd=ctx.workspace,
+                env=launch.env,
+                stdin=subprocess.DEVNULL,
+                stdout=into,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         except OSError as e:
+            os.close(out)
+            side.release()
             launch.finish()
             return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {e.strerror or e}.")
+        finally:
+            os.close(into)
         job = Job(proc, on_exit=launch.finish)
         self._background.append(job)
         track(job)
-        threading.Thread(target=watch, args=(job, out_path), daemon=True).start()
+        side.share()  # the relay's and the watcher's
+        copier = threading.Thread(target=relay, args=(out, side), daemon=True)
+        copier.start()
+        threading.Thread(target=watch, args=(job, side, copier), daemon=True).start()
         return ToolOutput.text(
             f"Started in the background with pid {proc.pid} (also its process group id).\n"
             f"Its output goes to {out_path}; Read that file to check progress. A line "

@@ -11,9 +11,12 @@ import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from peri_cli.tools.procgroups import end_groups_now
+from peri_cli.tools.sidefile import SideFile
+
+# After a background shell exits, how long its output may take to reach the side file.
+DRAIN_SECONDS = 0.5
 
 
 @dataclass(eq=False)
@@ -76,10 +79,12 @@ def _terminate_all(grace: float = 2.0) -> None:
         job.release()
 
 
-def watch(job: Job, out_path: Path) -> None:
-    """Wait for a background command's shell and record how it ended."""
+def watch(job: Job, side: SideFile, copier: threading.Thread) -> None:
+    """Wait for a background command's shell and record how it ended, after the output still in
+    its pipe (`copier` copies it; processes the shell left may hold the pipe on)."""
     returncode = job.wait_unreaped()
-    with contextlib.suppress(OSError), out_path.open("a", encoding="utf-8") as out:
-        out.write(f"\n[exit code {returncode}]\n")
+    copier.join(timeout=DRAIN_SECONDS)
+    side.append_note(f"\n[exit code {returncode}]\n")
+    side.release()
     job.on_exit()
     job.exited.set()

@@ -185,3 +185,29 @@ def test_sessions_that_never_got_a_message_are_not_listed(store: SessionStore) -
     assert [i.id for i in store.list()] == [used.id]
     assert store.latest() == used.id
     assert store.resolve(empty.id) == empty.id  # still there, still resumable by id
+
+
+def test_delete_takes_everything_kept_with_the_session(store: SessionStore) -> None:
+    """Issue 37 item 7: a command's saved output lives in the session's folder and goes with it,
+    as do SubAgent transcripts and checkpoints; another session's files stay."""
+    session = store.create(Snapshot(system="s"))
+    session.append(say("make a lot of output"))
+    other = store.create(Snapshot(system="s"))
+    other.append(say("keep me"))
+    other.close()
+    for rel in ("outputs/0123456789abcdef0123456789abcdef.txt", "agents/child.jsonl"):
+        (session.dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (session.dir / rel).write_text("kept with the session")
+    with pytest.raises(SessionLocked):  # not while a process has it open
+        store.delete(session.id)
+    assert session.dir.is_dir()
+    session.close()
+    store.delete(session.id)
+    assert not session.dir.exists() and not session.path.exists()
+    left = {p.name for p in store.root.iterdir()} - {
+        p.name for p in store.root.glob(f"{other.id}*")
+    }
+    assert left == {f"{session.id}.lock"}  # the lock file, never unlinked (it may be in use)
+    assert [s.id for s in store.list()] == [other.id]
+    with pytest.raises(SessionNotFound):
+        store.delete(session.id)
