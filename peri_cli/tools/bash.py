@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from peri_cli.base.programs import ProgramMissing
 from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput
 from peri_cli.tools import reaping
 from peri_cli.tools.bashjobs import Job, end_jobs, track, watch
@@ -90,7 +91,10 @@ class BashTool(PydanticTool[BashParams]):
 
     async def call(self, params: BashParams, ctx: ToolContext) -> ToolOutput:
         p = params
-        launch = _launch(p.command, ctx, outside=p.dangerouslyDisableSandbox)
+        try:
+            launch = _launch(p.command, ctx, outside=p.dangerouslyDisableSandbox)
+        except (ProgramMissing, FileNotFoundError) as e:  # no bash or bwrap but planted ones
+            return ToolOutput.error(str(e))
         if p.run_in_background:
             return self._start_background(ctx, launch)
         timeout_ms = p.timeout or DEFAULT_TIMEOUT_MS
