@@ -149,3 +149,24 @@ def test_item37_6_a_sigkill_of_peri_ends_every_commands_tree(ctx: ToolContext) -
         proc.kill()
         proc.wait()
         kill_all(found)
+
+
+def _reapers() -> list[int]:
+    """This process's reaper helper(s)."""
+    me = os.getpid()
+    found = []
+    for tid in os.listdir(f"/proc/{me}/task"):
+        for pid in Path(f"/proc/{me}/task/{tid}/children").read_text().split():
+            with contextlib.suppress(OSError):
+                if b"reaper.py" in Path(f"/proc/{pid}/cmdline").read_bytes() and alive(int(pid)):
+                    found.append(int(pid))
+    return found
+
+
+async def test_item37_6_a_reaper_that_was_killed_is_started_again(ctx: ToolContext) -> None:
+    assert text_of(await bash(ctx, "echo first")) == "first"
+    (helper,) = _reapers()
+    os.kill(helper, signal.SIGKILL)
+    assert gone_within([helper], 10) == []
+    assert text_of(await bash(ctx, "echo again")) == "again"
+    assert helper not in _reapers()
