@@ -58,18 +58,7 @@ async def run_hook(
         return HookRun(hook, None, error=str(e))
     loop = asyncio.get_running_loop()
     try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(loop),
-            shell,
-            "-c",
-            command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=environment,
-            start_new_session=True,
-        )
+        transport, protocol = await _start([shell, "-c", command], cwd, environment)
     except (OSError, ValueError) as e:
         return HookRun(hook, None, error=str(getattr(e, "strerror", None) or e))
     proc = asyncio.subprocess.Process(transport, protocol, loop)
@@ -100,6 +89,35 @@ async def run_hook(
         stderr=err.decode("utf-8", "replace"),
         timed_out=timed_out,
     )
+
+
+async def _start(
+    argv: list[str], cwd: Path, environment: dict[str, str]
+) -> tuple[asyncio.SubprocessTransport, _Protocol]:
+    """Start the hook in its own session, its three pipes connected."""
+    loop = asyncio.get_running_loop()
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _Protocol(loop),
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=environment,
+            start_new_session=True,
+        )
+    )
+    try:
+        # Shielded: cancelled while the pipes connect, asyncio kills the shell and then waits
+        # for pipes that never connected, forever (Python 3.11); let the start finish instead.
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            transport, _ = await spawn
+            _kill_group(transport.get_pid())
+            transport.close()
+        raise
 
 
 def _resolved(command: str, environment: dict[str, str], cwd: Path) -> tuple[str, str]:
