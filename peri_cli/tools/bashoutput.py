@@ -108,18 +108,27 @@ def report(
     returncode: int | None,
     notes: list[str],
     pipe_closed: bool,
-    left_running: bool,
+    *,
+    left: int,
+    survivors: int = 0,
 ) -> str:
+    """The result: output, what was left running and stopped (`left` processes, `survivors` of
+    them not: another user's), the exit code or signal."""
     parts = [*notes, capture.finish().rstrip("\n") or "(no output)"]
-    if left_running:
+    if left > survivors:
         parts.append(
             "[The command left processes running in the background; they were stopped when it "
             "finished. Use run_in_background for a process that must keep running.]"
         )
+    if survivors:
+        parts.append(
+            f"[{survivors} of the processes it left running could not be stopped (they run as "
+            "another user) and may still be running.]"
+        )
     if not pipe_closed:
         parts.append(
-            "[Processes the command started outside its process group still hold its output; "
-            "their later output is not captured.]"
+            "[A process that Peri could not stop still holds the command's output; its later "
+            "output is not captured.]"
         )
     if returncode is not None and returncode < 0:
         parts.append(f"Killed by signal {_signal_name(-returncode)}")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from peri_cli.base import programs
 from peri_cli.base.messages import TextPart
 from peri_cli.base.tool import CommandSandbox, ToolContext, ToolOutput
 
@@ -28,10 +29,20 @@ class Launch:
     network: Callable[[], str | None] = field(default=lambda: None)  # what the proxy refused
 
 
+def shell(ctx: ToolContext) -> str:
+    """bash's full path, never one a sandboxed command planted on PATH (an activated
+    `.venv/bin`); ProgramMissing saying why when there is none."""
+    path = ctx.env.get("PATH")
+    found = programs.find("bash", path, extra=(ctx.workspace,))
+    if found is None:
+        raise programs.ProgramMissing(f"Could not start bash: {programs.missing('bash', path)}.")
+    return found
+
+
 def launch(command: str, ctx: ToolContext, *, outside: bool = False) -> Launch:
     """The command line of this call, wrapped by the sandbox when it runs inside (`outside`:
-    the call asked to leave it, and was approved)."""
-    argv = ["bash", "-c", command]
+    the call asked to leave it, and was approved). ProgramMissing: no bash to run it."""
+    argv = [shell(ctx), "-c", command]
     sandbox = ctx.sandbox
     if sandbox is None or outside or not sandbox.covers(command):
         return Launch(argv, dict(ctx.env))

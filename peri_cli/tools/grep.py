@@ -14,7 +14,6 @@ import functools
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from peri_cli.base import programs
 from peri_cli.base.tool import (
     PydanticTool,
     Reads,
@@ -111,11 +111,11 @@ class GrepTool(PydanticTool[GrepParams]):
     ) -> None:
         """`use_ripgrep`: None uses `rg` when it is on PATH; False forces the Python search.
         `timeout`: seconds after which a search is stopped and its partial results returned."""
-        rg = shutil.which("rg") if use_ripgrep is not False else None
+        rg = programs.find("rg") if use_ripgrep is not False else None  # (not a planted one)
         if use_ripgrep and rg is None:
             raise ValueError("use_ripgrep=True but rg is not on PATH")
         self._rg = rg
-        self._bash = shutil.which("bash")
+        self._bash = programs.find("bash")
         self._timeout = timeout
 
     def description(self) -> str:
