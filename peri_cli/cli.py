@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--continue",
         dest="cont",
         action="store_true",
-        help="continue the most recent session of this workspace",
+        help="continue the most recent session of this workspace that got an answer",
     )
     p.add_argument(
         "-r",
@@ -142,9 +142,10 @@ def _sessions_command(argv: Sequence[str]) -> int:
         return EXIT_OK
     for i in infos:
         parent = f"  (fork of {i.parent[:8]})" if i.parent else ""
+        unanswered = "" if i.answered else "  (no answer)"  # `-c` passes over it
         print(
             f"{i.id}  {i.updated[:19].replace('T', ' ')}  {i.message_count:>5} msgs  "
-            f"{i.title or '(no prompt)'}{parent}"
+            f"{i.title or '(no prompt)'}{parent}{unanswered}"
         )
     return EXIT_OK
 

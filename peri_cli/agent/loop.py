@@ -12,7 +12,7 @@ from peri_cli.agent.toolround import Denial, LiveOutput, ToolRound
 from peri_cli.base.events import AssistantMessage, Event, TurnEnded, TurnStarted, UsageSpent
 from peri_cli.base.messages import Message, ToolResultPart, Usage, scrub_message, user_text
 from peri_cli.base.provider import MessageCompleted, ModelRequest, Provider, ProviderError
-from peri_cli.base.retry import stream_with_retries
+from peri_cli.base.retry import Retrying, stream_with_retries
 from peri_cli.base.textsafe import scrub_surrogates
 from peri_cli.base.tool import ToolContext, ToolRegistry
 from peri_cli.context.contributions import ContributionChain, RequestContext
@@ -169,7 +169,8 @@ class Agent:
         note = interruption_note(progress, reason, error)
         self.last_interruption = note
         with contextlib.suppress(OSError):  # a disk that failed the turn may fail this too
-            self.session.append(Interruption(reason=reason, text=note))
+            replied = progress.phase != "waiting"
+            self.session.append(Interruption(reason=reason, text=note, replied=replied))
 
     async def _turns(self, progress: TurnProgress) -> AsyncIterator[Event]:
         calls = 0
@@ -184,9 +185,10 @@ class Agent:
             calls += 1
             self.turns += 1
             yield TurnStarted(calls)
-            progress.phase = "reply"
             reply: list[tuple[MessageCompleted, ModelRequest]] = []
             async for event in self._reason(reply):
+                if not isinstance(event, Retrying | TurnEnded):
+                    progress.phase = "reply"  # the model's reply has begun
                 yield event
             if not reply:  # the provider failed; _reason said so
                 return

@@ -114,6 +114,9 @@ class Interruption(_Entry):
     type: Literal["interruption"] = "interruption"
     reason: Literal["cancelled", "failed"]
     text: str
+    # Whether the model's reply had begun (its text streaming, its tools running); None in
+    # entries written before this was recorded.
+    replied: bool | None = None
 
 
 AgentState = Literal["queued", "running", "done", "failed", "interrupted"]
