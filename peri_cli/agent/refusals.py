@@ -23,7 +23,6 @@ from peri_cli.session.store import Session
 from peri_cli.session.transcript import Entry, MessageEntry, Refusal
 
 REFUSED_STATUS = frozenset({400, 413})
-FIX_STATUS = frozenset({401, 403, 404})
 
 LEFT_OUT = "This prompt is left out of the conversation, so it is not sent again: "
 CHANGE_IT = LEFT_OUT + "change it, or what it attaches, and send it again."
@@ -107,11 +106,12 @@ def ended(agent: Refusable, error: ProviderError) -> TurnEnded:
 
 def kept_step(error: ProviderError) -> str:
     """What to do after a failure that keeps the prompt."""
-    if error.status in FIX_STATUS:
-        return FIX_THEN_SEND  # the error says what to fix: the key, the model name
     if error.retry_after is not None and not error.retryable:
         return SEND_AGAIN  # a wait longer than Peri's: the error says when
-    return TRY_LATER
+    if error.retryable:  # 429, 5xx, the network: retried already, and still failing
+        return TRY_LATER
+    # 401/403/404, no key, a bad base URL: the error says what to fix
+    return FIX_THEN_SEND
 
 
 def results_note(left: Sequence[Entry], error: str) -> str:

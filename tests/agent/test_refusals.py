@@ -13,9 +13,11 @@ import pytest
 from peri_cli.agent.compaction.compactor import Compactor
 from peri_cli.agent.compaction.config import CompactConfig
 from peri_cli.agent.loop import Agent
+from peri_cli.agent.refusals import FIX_THEN_SEND, SEND_AGAIN, TRY_LATER, kept_step
 from peri_cli.base.events import Compacted, TurnEnded
 from peri_cli.base.messages import ImagePart, Message, TextPart, user_text
 from peri_cli.base.provider import ProviderError
+from peri_cli.base.retry import too_long_a_wait
 from peri_cli.context.projection import project
 from peri_cli.providers.scripted import ScriptedCall, ScriptedProvider, ScriptedReply
 from peri_cli.session.transcript import Interruption, MessageEntry, Refusal
@@ -138,9 +140,13 @@ async def test_401_403_404_keep_the_prompt(workspace: Path, status: int, what: s
 
 
 async def test_a_transient_failure_keeps_the_prompt_and_says_to_try_again(workspace: Path) -> None:
-    # (as it ends after its retries: the scripted provider would answer a retry)
-    error = ProviderError("Anthropic API error 529 overloaded_error", status=529)
-    agent, provider = make_agent(workspace, [ScriptedReply(error=error), ScriptedReply("ok")])
+    # five tries, each told to retry at once (retry-after 0), all overloaded
+    error = ProviderError(
+        "Anthropic API error 529 overloaded_error", status=529, retryable=True, retry_after=0
+    )
+    agent, provider = make_agent(
+        workspace, [*[ScriptedReply(error=error)] * 5, ScriptedReply("ok")]
+    )
     ended = _ended(await drive(agent, "keep me too"))
     assert ended.left_out is None
     assert ended.next_step is not None and "try again in a moment" in ended.next_step.lower()
@@ -223,3 +229,22 @@ def test_the_projection_honours_a_refusal_of_entries_it_never_saw() -> None:
     kept = MessageEntry(message=user_text("kept"))
     view = project([kept, Refusal(ids=["no-such-id"], error="x")])
     assert _texts(view) == ["kept"]
+
+
+@pytest.mark.parametrize(
+    ("error", "step"),
+    [
+        (ProviderError("no Anthropic credentials: set ANTHROPIC_API_KEY"), FIX_THEN_SEND),
+        (
+            ProviderError("ANTHROPIC_BASE_URL 'x' is not a usable URL: it names no host"),
+            FIX_THEN_SEND,
+        ),
+        (ProviderError("could not reach the Anthropic API", retryable=True), TRY_LATER),
+        (
+            too_long_a_wait(ProviderError("429", retryable=True, status=429), 7200, 60, 0),
+            SEND_AGAIN,
+        ),
+    ],
+)
+def test_every_kept_failure_says_what_to_do_next(error: ProviderError, step: str) -> None:
+    assert kept_step(error) == step
