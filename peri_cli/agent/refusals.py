@@ -36,9 +36,11 @@ AS_IT_STANDS = (
     "in, or /clear."
 )
 TOO_LONG_AS_IT_STANDS = "The conversation is too long for the model: /compact or /clear."
-FIX_THEN_SEND = "Your prompt is kept: once that is fixed, your next message sends it again."
-TRY_LATER = "Your prompt is kept: try again in a moment (your next message sends it again)."
-SEND_AGAIN = "Your prompt is kept: your next message sends it again."
+# (in this session: `peri -c` passes over a session that never got an answer)
+AGAIN = "your next message in this session sends it again"
+FIX_THEN_SEND = f"Your prompt is kept: once that is fixed, {AGAIN}."
+TRY_LATER = f"Your prompt is kept: try again in a moment ({AGAIN})."
+SEND_AGAIN = f"Your prompt is kept: {AGAIN}."
 
 
 class Refusable(Protocol):

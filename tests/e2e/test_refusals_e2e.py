@@ -42,7 +42,7 @@ LEFT_OUT = (
     "This prompt is left out of the conversation, so it is not sent again: change it, or what "
     "it attaches, and send it again."
 )
-KEPT = "Your prompt is kept: once that is fixed, your next message sends it again."
+KEPT = "Your prompt is kept: once that is fixed, your next message in this session sends it again."
 
 
 def _work_session(peri: Peri) -> None:
