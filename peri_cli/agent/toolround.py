@@ -26,6 +26,7 @@ from peri_cli.base.events import (
 )
 from peri_cli.base.messages import TextPart, ToolResultPart, ToolUsePart
 from peri_cli.base.provider import RAW_INPUT_KEY
+from peri_cli.base.questions import Asking, AsksUser
 from peri_cli.base.textsafe import scrub_surrogates
 from peri_cli.base.tool import (
     NOTHING,
@@ -99,6 +100,7 @@ class ToolRound:
     label: str | None  # a SubAgent's name, shown on its permission requests
     live: LiveOutput
     denials: list[Denial]
+    ended: bool = False  # an answer ended the turn after this round (a headless plan)
 
     async def run(
         self,
@@ -223,6 +225,7 @@ class ToolRound:
                 hook_reason=pre.permission_reason,
                 agent=self.tool_ctx.agent_id,
             )
+            asking = tool.asking(item.params) if isinstance(tool, AsksUser) else None
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
             return
@@ -232,8 +235,29 @@ class ToolRound:
                 "the call was not run. Fix the arguments and retry."
             )
             return
+        if asking is not None and decision.action != "deny":
+            async for event in self._question(item, tool, asking):
+                yield event
+            return
         async for event in self._answer(item, tool, call, decision):
             yield event
+
+    async def _question(self, item: _Planned, tool: Tool, asking: Asking) -> AsyncIterator[Event]:
+        """A call that asks the person (AskUserQuestion, ExitPlanMode), in any mode: the answer
+        is the input it runs with; a refusal's note is the model's whole message."""
+        future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
+        asked = PermissionRequested(
+            tool.name, dict(item.use.input), "asks the user", future, agent=self.label
+        )
+        asked.tool_use_id, asked.asking = item.use.id, asking
+        yield asked
+        answer = await future
+        self.ended = self.ended or asked.ends_turn
+        if answer == "deny":
+            note = asked.deny_note.strip() or f"The user dismissed {tool.name}."
+            item.output = ToolOutput.error(note)
+        elif asked.updated_input is not None:
+            self._replace_input(item, tool, asked.updated_input)
 
     async def _answer(
         self, item: _Planned, tool: Tool, call: Call, decision: Decision

@@ -28,6 +28,7 @@ from peri_cli.sdk.options import (
     Deny,
     PeriOptions,
     PermissionContext,
+    PermissionUpdate,
 )
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "PeriError",
     "PeriOptions",
     "PermissionContext",
+    "PermissionUpdate",
     "ResultEvent",
     "SubagentEvent",
     "SystemEvent",
