@@ -15,9 +15,9 @@ from types import TracebackType
 from peri_cli.agent.host import StartupError
 from peri_cli.base.events import Notice
 from peri_cli.base.modes import MODES
-from peri_cli.context.plan_mode import approved_plan
 from peri_cli.base.settings import SettingsLayer
 from peri_cli.base.tool import EditorKind, ToolTraits
+from peri_cli.context.plan_mode import approved_plan
 from peri_cli.extensions.commands import COMMANDS, parse_command
 from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
