@@ -7,11 +7,17 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from peri_cli.base.provider import ToolSpec
 from peri_cli.base.questions import Asking, questions_asking
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, ToolTraits
+from peri_cli.base.tool import (
+    PydanticTool,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+)
 
 
 @functools.cache
@@ -42,9 +48,9 @@ class AskedQuestion(BaseModel):
 
 class AskUserQuestionParams(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    questions: list[AskedQuestion] = Field(min_length=1, max_length=4)
-    # Set by the answer, never by the model: question -> label, labels, or the user's own text.
-    answers: dict[str, str | list[str]] | None = None
+    questions: list[AskedQuestion] = Field(
+        min_length=1, max_length=4, description="1-4 questions, each with 2-4 options."
+    )
 
     @model_validator(mode="after")
     def _distinct_questions(self) -> AskUserQuestionParams:
@@ -54,32 +60,41 @@ class AskUserQuestionParams(BaseModel):
         return self
 
 
+class AnsweredQuestions(AskUserQuestionParams):
+    """The input once answered (never the model's): question -> label, labels, or own text."""
+
+    answers: dict[str, str | list[str]] | None = None
+
+
 class AskUserQuestionTool(PydanticTool[AskUserQuestionParams]):
     name = "AskUserQuestion"
     kind: ToolKind = "read"  # it changes nothing; plan mode lets it run
     params = AskUserQuestionParams
 
-    traits = ToolTraits()
+    traits = ToolTraits(capability="questions")
 
     def description(self) -> str:
         return _description()
 
-    def spec(self) -> ToolSpec:
-        """The model sees `questions` only (the answers are the person's)."""
-        spec = super().spec()
-        schema: dict[str, Any] = dict(spec.input_schema)
-        schema["properties"] = {"questions": schema["properties"]["questions"]}
-        return ToolSpec(name=spec.name, description=spec.description, input_schema=schema)
+    def validate(self, raw: dict[str, Any]) -> AnsweredQuestions:
+        asked = super().validate(raw)  # the model's part, with its clear errors
+        try:
+            return AnsweredQuestions(questions=asked.questions, answers=raw.get("answers"))
+        except ValidationError as e:
+            raise ToolError(
+                "The answers are not question -> label, labels or text; ask again."
+            ) from e
 
     def asking(self, params: AskUserQuestionParams) -> Asking:
         return questions_asking([q.model_dump() for q in params.questions])
 
     async def call(self, params: AskUserQuestionParams, ctx: ToolContext) -> ToolOutput:
-        if params.answers is None:
+        answers = params.answers if isinstance(params, AnsweredQuestions) else None
+        if answers is None:
             return ToolOutput.error("No answers came back; ask again or go on without them.")
         said = []
         for q in params.questions:
-            answer = params.answers.get(q.question)
+            answer = answers.get(q.question)
             shown = ", ".join(answer) if isinstance(answer, list) else answer
             said.append(f'"{q.question}"="{shown if shown else "(no answer)"}"')
         return ToolOutput.text(

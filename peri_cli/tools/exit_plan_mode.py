@@ -9,11 +9,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from peri_cli.base.provider import ToolSpec
 from peri_cli.base.questions import Asking, plan_asking
-from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, ToolTraits
+from peri_cli.base.tool import (
+    PydanticTool,
+    ToolContext,
+    ToolError,
+    ToolKind,
+    ToolOutput,
+    ToolTraits,
+)
 
 MAX_PLAN_CHARS = 100_000
 _SWITCHED = {
@@ -32,7 +38,11 @@ class ExitPlanModeParams(BaseModel):
     plan: str = Field(
         min_length=1, max_length=MAX_PLAN_CHARS, description="The whole plan, in Markdown."
     )
-    # Set by the answer, never by the model: the mode the approval switches to.
+
+
+class ApprovedPlan(ExitPlanModeParams):
+    """The input once answered: the mode the approval switches to (never the model's)."""
+
     mode: Literal["default", "accept-edits", "bypass"] | None = None
 
 
@@ -40,7 +50,7 @@ class ExitPlanModeTool(PydanticTool[ExitPlanModeParams]):
     name = "ExitPlanMode"
     kind: ToolKind = "read"  # it changes nothing itself; plan mode lets it run
     params = ExitPlanModeParams
-    traits = ToolTraits(editor_kind="switch_mode")
+    traits = ToolTraits(capability="questions", editor_kind="switch_mode")
 
     def __init__(self, mode: Callable[[], str], set_mode: Callable[[str], None]) -> None:
         self._mode, self._set_mode = mode, set_mode
@@ -48,12 +58,12 @@ class ExitPlanModeTool(PydanticTool[ExitPlanModeParams]):
     def description(self) -> str:
         return _description()
 
-    def spec(self) -> ToolSpec:
-        """The model sees one parameter, `plan` (the mode is the answer's)."""
-        spec = super().spec()
-        schema: dict[str, Any] = dict(spec.input_schema)
-        schema["properties"] = {"plan": schema["properties"]["plan"]}
-        return ToolSpec(name=spec.name, description=spec.description, input_schema=schema)
+    def validate(self, raw: dict[str, Any]) -> ApprovedPlan:
+        plan = super().validate(raw)  # the model's part, with its clear errors
+        try:
+            return ApprovedPlan(plan=plan.plan, mode=raw.get("mode"))
+        except ValidationError as e:
+            raise ToolError(f"The answer named an unknown mode: {raw.get('mode')!r}") from e
 
     def asking(self, params: ExitPlanModeParams) -> Asking | None:
         return plan_asking(params.plan) if self._mode() == "plan" else None
@@ -65,7 +75,7 @@ class ExitPlanModeTool(PydanticTool[ExitPlanModeParams]):
                 f"Not in plan mode (the permission mode is {current!r}): there is nothing to "
                 "exit. Go on with the task."
             )
-        mode = params.mode or "default"
+        mode = (params.mode if isinstance(params, ApprovedPlan) else None) or "default"
         self._set_mode(mode)
         return ToolOutput.text(
             f"The user approved your plan. The permission mode is now {mode!r}: "
