@@ -58,13 +58,15 @@ REFERENCE = (Path(__file__).parent.parent / "docs" / "reference.md").read_text(e
 def test_the_reference_gives_every_built_in_tools_input_as_its_schema_has_it() -> None:
     from peri_cli.extensions.extra_tools import ExecuteExtraTool, SearchExtraTools
     from peri_cli.tools.agent import AgentTool
+    from peri_cli.tools.exit_plan_mode import ExitPlanModeTool
     from peri_cli.tools.skill import SkillTool
     from peri_cli.tools.webfetch import WebFetchTool
 
     section = REFERENCE.split("\n## Tool inputs\n", 1)[1]
     rows = dict(re.findall(r"^\| `(\w+)` \| (.*) \|$", section, re.M))
     classes: list[Any] = [type(t) for t in builtin_tools()]
-    classes += [AgentTool, SkillTool, WebFetchTool, SearchExtraTools, ExecuteExtraTool]
+    classes += [AgentTool, SkillTool, WebFetchTool, ExitPlanModeTool]
+    classes += [SearchExtraTools, ExecuteExtraTool]
     assert sorted(rows) == sorted(c.name for c in classes)
     for cls in classes:
         schema = cls.params.model_json_schema()

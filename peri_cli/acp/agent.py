@@ -65,6 +65,8 @@ class PeriAgent:
         fs = client_capabilities.fs if client_capabilities else None
         self.launch.fs_read = bool(fs and fs.read_text_file)
         self.launch.fs_write = bool(fs and fs.write_text_file)
+        elicitation = client_capabilities.elicitation if client_capabilities else None
+        self.launch.forms = bool(elicitation and elicitation.form is not None)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(

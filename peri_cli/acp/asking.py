@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from acp import Client
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
+from peri_cli.acp.questions import ask_plan, ask_questions
 from peri_cli.acp.tools import KindOf, asked_content, other_kind, plain, title_of
-from peri_cli.sdk import Allow, Deny, PermissionContext
+from peri_cli.sdk import Allow, Asking, Deny, PermissionContext
 
 NETWORK_TOOL = "Network"  # (CONTRACT.md §8: a sandbox's question about a domain)
 
@@ -83,13 +85,28 @@ def options_for(
 class EditorAsker:
     """The door's `can_use_tool`, answered by the person in the editor."""
 
-    def __init__(self, conn: Client, cwd: Path) -> None:
-        self.conn, self.cwd = conn, cwd
+    def __init__(self, conn: Client, cwd: Path, *, forms: bool = False) -> None:
+        self.conn, self.cwd, self.forms = conn, cwd, forms
         self.kind_of: KindOf = other_kind  # the session's tools' own, once it is connected
+        self.on_mode: Callable[[str], Awaitable[None]] | None = None  # a plan approved
+
+    async def _ask(
+        self, asking: Asking, tool_input: dict[str, Any], context: PermissionContext
+    ) -> Allow | Deny:
+        """A question with options (a plan, AskUserQuestion's questions)."""
+        if asking.plan is None:
+            return await ask_questions(self.conn, asking, tool_input, context, forms=self.forms)
+        verdict = await ask_plan(self.conn, asking, context)
+        mode = (verdict.updated_input or {}).get("mode") if isinstance(verdict, Allow) else None
+        if isinstance(mode, str) and self.on_mode is not None:
+            await self.on_mode(mode)
+        return verdict
 
     async def __call__(
         self, tool_name: str, tool_input: dict[str, Any], context: PermissionContext
     ) -> Allow | Deny:
+        if context.asking is not None:
+            return await self._ask(context.asking, tool_input, context)
         title = title_of(tool_name, tool_input, self.cwd)
         if context.reason:
             title = plain(f"{title} ({context.reason})")

@@ -57,6 +57,7 @@ class Launch:
     disallowed_tools: list[str] = field(default_factory=list)
     fs_read: bool = False  # the client offers fs/read_text_file
     fs_write: bool = False
+    forms: bool = False  # the client offers elicitation/create in form mode
 
     @property
     def allow_bypass(self) -> bool:
@@ -107,7 +108,7 @@ class EditorSession:
             extra_layers=mcp_layers(mcp_config(servers)),
             files=files,
         )
-        asker = EditorAsker(conn, spec.workspace)
+        asker = EditorAsker(conn, spec.workspace, forms=launch.forms)
         options = PeriOptions(can_use_tool=asker, include_partial_messages=True)
         client = PeriClient(options, spec=spec)
         try:
@@ -118,7 +119,9 @@ class EditorSession:
         asker.kind_of = client.editor_kind
         if files is not None:
             files.session_id = client.session_id
-        return cls(conn, client, spec.workspace, launch)
+        session = cls(conn, client, spec.workspace, launch)
+        asker.on_mode = session.mode_changed
+        return session
 
     @property
     def id(self) -> str:
@@ -188,6 +191,12 @@ class EditorSession:
         if mode_id not in [m.id for m in self.modes().available_modes]:
             raise RequestError.invalid_params({"modeId": f"not an available mode: {mode_id}"})
         await self.client.set_mode(mode_id)
+        await self.send(
+            CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
+        )
+
+    async def mode_changed(self, mode_id: str) -> None:
+        """The mode changed from inside a turn (an approved plan): the editor is told."""
         await self.send(
             CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
         )

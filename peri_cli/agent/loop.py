@@ -221,6 +221,9 @@ class Agent:
                 yield event
             self._commit(message, usage, estimated, results)
             progress.reset()
+            if tool_round.ended:  # an answer ended the turn here (a headless run's plan)
+                yield TurnEnded("done")
+                return
             if not results:
                 if await self._stop_hooks_say_go_on():
                     continue

@@ -26,6 +26,7 @@ from peri_cli.base.events import (
 )
 from peri_cli.base.messages import TextPart, ToolResultPart, ToolUsePart
 from peri_cli.base.provider import RAW_INPUT_KEY
+from peri_cli.base.questions import Asking, AsksUser
 from peri_cli.base.textsafe import scrub_surrogates
 from peri_cli.base.tool import (
     NOTHING,
@@ -99,6 +100,7 @@ class ToolRound:
     label: str | None  # a SubAgent's name, shown on its permission requests
     live: LiveOutput
     denials: list[Denial]
+    ended: bool = False  # an answer ended the turn after this round (a headless plan)
 
     async def run(
         self,
@@ -223,6 +225,7 @@ class ToolRound:
                 hook_reason=pre.permission_reason,
                 agent=self.tool_ctx.agent_id,
             )
+            asking = tool.asking(item.params) if isinstance(tool, AsksUser) else None
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
             return
@@ -232,30 +235,34 @@ class ToolRound:
                 "the call was not run. Fix the arguments and retry."
             )
             return
-        async for event in self._answer(item, tool, call, decision):
+        if asking is not None and decision.action != "deny":  # a question: asked in any mode
+            decision = Decision("ask", "asks the user")
+        async for event in self._answer(item, tool, call, decision, asking):
             yield event
 
     async def _answer(
-        self, item: _Planned, tool: Tool, call: Call, decision: Decision
+        self, item: _Planned, tool: Tool, call: Call, decision: Decision, asking: Asking | None
     ) -> AsyncIterator[Event]:
-        """Apply a decision, asking the user when it says "ask"; a denial becomes the result."""
+        """Apply a decision, asking the user when it says "ask"; a denial becomes the result
+        (a question's refusal: its note is the model's whole message)."""
         raw = dict(call.tool_input)  # the target's own input (a wrapper call unwrapped)
         answer: PermissionAnswer = "allow" if decision.action == "allow" else "deny"
         note = ""
         if decision.action == "ask":
             offers = (
                 []
-                if decision.outside_workspace or decision.protected
+                if decision.outside_workspace or decision.protected or asking
                 else self.policy.suggestions(call)
             )
             future: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
             asked = PermissionRequested(
                 tool.name, raw, decision.reason, future, agent=self.label, suggestions=offers
             )
-            asked.tool_use_id = item.use.id
+            asked.tool_use_id, asked.asking = item.use.id, asking
             yield asked
             answer = await future
             note = asked.deny_note.strip()
+            self.ended = self.ended or asked.ends_turn
             if answer != "deny" and asked.updated_input is not None:
                 self._replace_input(item, tool, asked.updated_input)
             if answer == "allow_session":
@@ -264,6 +271,9 @@ class ToolRound:
                 yield Notice(problem, "warning")
         if answer != "deny":
             self.tool_ctx.owners.claim(self.tool_ctx.agent_id, self.label or "", item.writes.paths)
+            return
+        if asking is not None:
+            item.output = ToolOutput.error(note or f"The user dismissed {tool.name}.")
             return
         why = decision.reason or "not permitted"
         self.denials.append(Denial(tool.name, item.use.id, dict(raw), note or why))

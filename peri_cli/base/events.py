@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from peri_cli.base.messages import Message, Usage
 from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
+from peri_cli.base.questions import Asking
 from peri_cli.base.retry import Retrying
 
 
@@ -73,6 +74,11 @@ class PermissionRequested:
     # Set before answering "allow_project": the settings layer that keeps it ("local",
     # "project", "user"); empty: the local one. Only the sandbox's Network question reads it.
     keep_in: str = ""
+    # A question with options (AskUserQuestion, ExitPlanMode's approval), not a permission:
+    # the face shows these; a denial's `deny_note` is then the model's whole message.
+    asking: Asking | None = None
+    # Set by the answerer: end the turn after this round (headless: the plan is the result).
+    ends_turn: bool = False
 
 
 @dataclass(frozen=True)

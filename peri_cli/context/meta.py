@@ -57,6 +57,11 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability("deferred", "tools kept out of the tools list, found and run on demand"),
     Capability("git", "the current git branch in every request", contributions=("git",)),
     Capability("notes", "session-local notes in every request", contributions=("notes",)),
+    Capability(
+        "questions",
+        "ask the user: questions with options, plan approval, plan mode's text in requests",
+        contributions=("plan",),
+    ),
 )
 CAPABILITY_NAMES: tuple[str, ...] = tuple(c.name for c in CAPABILITIES)
 _BY_NAME = {c.name: c for c in CAPABILITIES}

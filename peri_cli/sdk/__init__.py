@@ -5,6 +5,14 @@ tools and MCP; faces (`tui`, `headless`, `acp`) import this door, never the adap
 loads no Textual and no provider SDK (those come with the first request)."""
 
 from peri_cli.base.modes import MODES
+from peri_cli.base.questions import (
+    KEEP_PLANNING,
+    PLAN_MODES,
+    Answers,
+    Asking,
+    Question,
+    answered_input,
+)
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
 from peri_cli.sdk.client import PeriClient, PeriError, query
 from peri_cli.sdk.events import (
@@ -28,11 +36,16 @@ from peri_cli.sdk.options import (
     Deny,
     PeriOptions,
     PermissionContext,
+    PermissionUpdate,
 )
 
 __all__ = [
+    "KEEP_PLANNING",
     "MODES",
+    "PLAN_MODES",
     "Allow",
+    "Answers",
+    "Asking",
     "AssistantEvent",
     "CanUseTool",
     "CompactEvent",
@@ -44,6 +57,8 @@ __all__ = [
     "PeriError",
     "PeriOptions",
     "PermissionContext",
+    "PermissionUpdate",
+    "Question",
     "ResultEvent",
     "SubagentEvent",
     "SystemEvent",
@@ -54,6 +69,7 @@ __all__ = [
     "ToolTraits",
     "ToolUseEvent",
     "UserEvent",
+    "answered_input",
     "parse_event",
     "query",
 ]

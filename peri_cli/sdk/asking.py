@@ -13,6 +13,7 @@ from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rule_syntax import RuleError, RuleSource, parse_rule
 from peri_cli.permissions.rulefile import RuleFileError, add_rules
 from peri_cli.sdk.options import Allow, CanUseTool, Deny, PermissionContext
+from peri_cli.sdk.questions import answered, unanswered
 
 
 class Asker:
@@ -27,7 +28,10 @@ class Asker:
     async def answer(self, event: PermissionRequested) -> None:
         """Set the question's answer (a cancelled callback leaves it to the cancelled turn)."""
         if self.can_use_tool is None:
-            event.future.set_result("deny")
+            if event.asking is not None:
+                unanswered(event, event.asking)
+            else:
+                event.future.set_result("deny")
             return
         context = PermissionContext(
             session_id=self.session_id,
@@ -36,6 +40,7 @@ class Asker:
             suggestions=tuple(event.suggestions),
             reason=event.reason,
             agent=event.agent,
+            asking=event.asking,
         )
         try:
             verdict = await self.can_use_tool(event.tool, dict(event.input), context)
@@ -43,7 +48,10 @@ class Asker:
             verdict = Deny(f"the permission callback failed: {type(e).__name__}: {e}")
         if event.future.done():
             return
-        if isinstance(verdict, Allow):
+        if event.asking is not None:
+            good = isinstance(verdict, Allow | Deny)
+            answered(event, event.asking, verdict if good else Deny(_not_an_answer(verdict)))
+        elif isinstance(verdict, Allow):
             self._allow(event, verdict)
         else:
             self._deny(

@@ -17,6 +17,7 @@ from peri_cli.base.events import Notice
 from peri_cli.base.modes import MODES
 from peri_cli.base.settings import SettingsLayer
 from peri_cli.base.tool import EditorKind, ToolTraits
+from peri_cli.context.plan_mode import approved_plan
 from peri_cli.extensions.commands import COMMANDS, parse_command
 from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
@@ -232,6 +233,12 @@ class PeriClient:
         """The permission mode in force."""
         runtime = self._connected()
         return runtime.agent.policy.mode if runtime.agent is not None else str(runtime.mode)
+
+    @property
+    def approved_plan(self) -> str | None:
+        """The plan of the session's latest approved `ExitPlanMode` call (None: none yet)."""
+        session = self._connected().session
+        return None if session is None else approved_plan(session.entries)
 
     @property
     def credentials_problem(self) -> str | None:

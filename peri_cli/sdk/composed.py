@@ -26,6 +26,7 @@ from peri_cli.base.tool import FilePort
 from peri_cli.context.contributions import ContributionChain, default_chain
 from peri_cli.context.meta import ALL_ON, MetaState
 from peri_cli.context.meta import resolve as resolve_meta
+from peri_cli.context.plan_mode import plan_mode_note
 from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_environment
 from peri_cli.context.tokens import default_counter
 from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
@@ -335,6 +336,7 @@ class Runtime(McpSide, SandboxSide, ToolSide):
 
     def _make_chain(self) -> ContributionChain:
         chain = default_chain()
+        chain.add("plan", plan_mode_note(self.mode_now))  # says what plan mode means, in it
         if self.mcp is not None:
             chain.add("mcp", self.mcp.contribution)  # adds no text; applies late MCP tools
         for name, _ in list(chain.contributors):

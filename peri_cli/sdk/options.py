@@ -8,10 +8,26 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Literal
 
+from peri_cli.base.questions import Asking
 from peri_cli.base.tool import FilePort
 
 Remember = Literal["session", "project"]
 SettingSource = Literal["user", "project", "local"]
+
+
+@dataclass(frozen=True)
+class PermissionUpdate:
+    """The Claude Agent SDK's permission change, in its shape. Peri reads `setMode` (with
+    `mode`) in an answer to ExitPlanMode: the mode the approved plan runs in."""
+
+    type: Literal[
+        "addRules", "replaceRules", "removeRules", "setMode", "addDirectories", "removeDirectories"
+    ]
+    mode: str | None = None
+    rules: Sequence[Any] | None = None
+    behavior: Literal["allow", "deny", "ask"] | None = None
+    destination: str | None = None
+    directories: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -25,6 +41,7 @@ class Allow:
     updated_input: dict[str, Any] | None = None
     remember: Remember | None = None
     keep_in: SettingSource | None = None
+    updated_permissions: Sequence[PermissionUpdate] | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +63,8 @@ class PermissionContext:
     suggestions: tuple[str, ...] = ()  # every rule `remember` keeps (a compound command's parts)
     reason: str = ""  # why Peri asks ("runs a command", "writes outside the workspace: ...")
     agent: str | None = None  # the SubAgent asking, None for the main agent
+    # AskUserQuestion and ExitPlanMode: the question with options, as every face shows it.
+    asking: Asking | None = None
 
 
 CanUseTool = Callable[[str, dict[str, Any], PermissionContext], Awaitable[Allow | Deny]]

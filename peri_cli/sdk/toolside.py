@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from peri_cli.base.modes import MODES, Mode
 from peri_cli.base.tool import PLAIN, Tool, ToolRegistry, ToolTraits
 from peri_cli.context.meta import MetaRegistry
 from peri_cli.extensions.extra_tools import offer_extra_tools
@@ -28,10 +29,12 @@ class ToolSide:
         meta: MetaState
         skills: SkillCatalog
         mcp: McpManager | None
+        mode: Mode
 
     def tool_maker(self, agent_tool: AgentTool) -> Callable[[], ToolRegistry]:
         """What builds a new agent's registry (the main one's, a fork's)."""
         from peri_cli.tools import builtin_tools
+        from peri_cli.tools.exit_plan_mode import ExitPlanModeTool
         from peri_cli.tools.skill import SkillTool
         from peri_cli.tools.webfetch import WebFetchTool
 
@@ -51,12 +54,24 @@ class ToolSide:
                 add(registry, [SkillTool(self.skills)])
             if self.mcp is not None and meta.enabled("mcp"):
                 self.mcp.attach(registry)  # the servers' sources first, so the wrappers are offered
-            add(registry, [WebFetchTool()])
+            add(registry, [WebFetchTool(), ExitPlanModeTool(self.mode_now, self.switch_mode)])
             if meta.enabled("deferred"):
                 offer_extra_tools(registry)
             return registry
 
         return make_tools
+
+    def mode_now(self) -> str:
+        """The permission mode in force (the agent's, once it is built)."""
+        return str(self.agent.policy.mode if self.agent is not None else self.mode)
+
+    def switch_mode(self, mode: str) -> None:
+        """Change the permission mode from inside a turn (an approved plan)."""
+        if mode not in MODES:
+            raise ValueError(f"unknown permission mode {mode!r}")
+        self.mode = mode
+        if self.agent is not None:
+            self.agent.policy.mode = self.mode
 
     def tool_traits(self, name: str) -> ToolTraits:
         """What the session's tool of that name says of itself (plain traits when it has none:

@@ -48,6 +48,8 @@ class PromptRun:
         async for event in events:
             if isinstance(event, PermissionRequested):
                 await self.asker.answer(event)
+                if event.ends_turn and event.asking is not None and event.asking.plan:
+                    self.out.result = event.asking.plan  # (headless plan mode's answer)
             self.core(event)
 
     def init_line(self) -> None:

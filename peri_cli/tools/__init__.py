@@ -7,6 +7,7 @@ deferred, the files it reads and writes) it says itself (`base/tool.py`'s `Tool`
 from __future__ import annotations
 
 from peri_cli.base.tool import Tool, ToolTraits
+from peri_cli.tools.ask_user_question import AskUserQuestionTool
 from peri_cli.tools.bash import BashTool
 from peri_cli.tools.edit import EditTool
 from peri_cli.tools.glob import GlobTool
@@ -18,19 +19,30 @@ from peri_cli.tools.write import WriteTool
 def builtin_tools() -> list[Tool]:
     """One instance of each built-in tool that needs nothing from the session (the Agent,
     Skill and WebFetch tools and the extra-tool wrappers are added by the runtime)."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GlobTool(), GrepTool()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        BashTool(),
+        GlobTool(),
+        GrepTool(),
+        AskUserQuestionTool(),
+    ]
 
 
 def builtin_traits() -> dict[str, ToolTraits]:
     """Every built-in tool's name and traits, the session-bound ones included (docs, `peri
-    meta`): the tools of `builtin_tools()`, Agent, Skill, WebFetch and the extra-tool wrappers."""
+    meta`): the tools of `builtin_tools()`, Agent, Skill, WebFetch, ExitPlanMode and the
+    extra-tool wrappers."""
     from peri_cli.extensions.extra_tools import ExecuteExtraTool, SearchExtraTools
     from peri_cli.tools.agent import AgentTool
+    from peri_cli.tools.exit_plan_mode import ExitPlanModeTool
     from peri_cli.tools.skill import SkillTool
     from peri_cli.tools.webfetch import WebFetchTool
 
     named = {t.name: t.traits for t in builtin_tools()}
-    for c in (AgentTool, SkillTool, WebFetchTool, SearchExtraTools, ExecuteExtraTool):
+    session_bound = (AgentTool, SkillTool, WebFetchTool, ExitPlanModeTool)
+    for c in (*session_bound, SearchExtraTools, ExecuteExtraTool):
         named[c.name] = c.traits
     return named
 

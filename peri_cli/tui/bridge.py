@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from textual.widget import Widget
@@ -86,6 +86,7 @@ class Bridge:
         interruption: Interruption = lambda: None,
         summary: SummaryOf = lambda: "",
         on_ask: Callable[[PermissionPrompt], object] = lambda prompt: prompt.focus(),
+        on_question: Callable[[PermissionRequested], Awaitable[None]] | None = None,
     ) -> None:
         self.conversation = conversation
         self.status = status
@@ -95,6 +96,7 @@ class Bridge:
         self.interruption = interruption  # what the model will be told about a stopped turn
         self.summary = summary  # the text of the last Full compact's summary
         self.on_ask = on_ask  # gives a new approval the keyboard (or says how to reach it)
+        self.on_question = on_question  # opens the picker for a question with options
         self._reset()
 
     def _reset(self) -> None:
@@ -282,6 +284,10 @@ class Bridge:
 
     async def _ask(self, event: PermissionRequested) -> None:
         await self._finish_text()
+        if event.asking is not None and self.on_question is not None:
+            await self.on_question(event)
+            self.status.busy("waiting for your answer")
+            return
         for view in self.tools.values():
             if view.name_ == event.tool and view.tool_input is None:
                 view.set_input(event.input)

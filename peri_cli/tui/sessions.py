@@ -5,11 +5,13 @@ forking, and the status line's model, mode, cost and context estimate."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
+from peri_cli.tui.questions_ui import ask_question
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER
 
 GC_THRESHOLDS = (10_000, 2, 10)  # the TUI process's (bench/README.md, *A SubAgent's pane*)
@@ -105,6 +107,7 @@ class Sessions:
             interruption=self._interruption,
             summary=self._last_summary,
             on_ask=app.offer_approval,
+            on_question=functools.partial(ask_question, app),
         )
         self._on_attached(runtime)
         self._attach_extensions(runtime)

@@ -15,9 +15,13 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
     FileSystemCapabilities,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -40,6 +44,16 @@ class Editor:
     writes: list[tuple[str, str]] = field(default_factory=list)
     write_gate: asyncio.Event | None = None  # fs/write_text_file waits for it when set
     write_started: asyncio.Event = field(default_factory=asyncio.Event)
+    # elicitation/create: the form contents queued to accept (None: decline); what was asked
+    forms: list[dict[str, Any] | None] = field(default_factory=list)
+    elicited: list[dict[str, Any]] = field(default_factory=list)
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        self.elicited.append({"message": message, "mode": mode})
+        content = self.forms.pop(0) if self.forms else None
+        if content is None:
+            return DeclineElicitationResponse(action="decline")
+        return AcceptElicitationResponse(action="accept", content=content)
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
@@ -97,7 +111,7 @@ class Editor:
 
 @asynccontextmanager
 async def running(
-    peri: Peri, editor: Editor, *flags: str, fs: bool = False
+    peri: Peri, editor: Editor, *flags: str, fs: bool = False, forms: bool = False
 ) -> AsyncIterator[ClientSideConnection]:
     """`peri acp` started and initialized; stderr goes to a file beside the workspace."""
     log = (peri.workspace.parent / "acp-stderr.log").open("ab")
@@ -112,9 +126,14 @@ async def running(
             env=peri.env(),
             cwd=peri.workspace,
             transport_kwargs={"stderr": log.fileno()},
+            # (the acp package routes elicitation/create only with its "unstable" switch)
+            use_unstable_protocol=forms,
         ) as (conn, _process):
             caps = ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+                fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
+                if forms
+                else None,
             )
             await asyncio.wait_for(
                 conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 30

@@ -69,7 +69,7 @@ def board(ws: Path, home: Path) -> Any:
 
 def every_builtin_tool() -> list[str]:
     tools = [t.name for t in builtin_tools()]
-    tools += [AgentTool.name, SkillTool.name, SEARCH_NAME, EXECUTE_NAME]
+    tools += [AgentTool.name, SkillTool.name, SEARCH_NAME, EXECUTE_NAME, "ExitPlanMode"]
     return tools
 
 
@@ -91,6 +91,7 @@ def test_names_are_stable_slugs_and_distinct() -> None:
         "deferred",
         "git",
         "notes",
+        "questions",
     )
     for section in SECTION_IDS:
         assert base_section(section)  # each section id has its built-in text
