@@ -26,7 +26,7 @@ from peri_cli.base.events import (
 )
 from peri_cli.base.messages import TextPart, ToolResultPart, ToolUsePart
 from peri_cli.base.provider import RAW_INPUT_KEY
-from peri_cli.base.questions import Asking, AsksUser
+from peri_cli.base.questions import NOT_FROM_SUBAGENTS, Asking, AsksUser
 from peri_cli.base.textsafe import scrub_surrogates
 from peri_cli.base.tool import (
     NOTHING,
@@ -226,6 +226,8 @@ class ToolRound:
                 agent=self.tool_ctx.agent_id,
             )
             asking = tool.asking(item.params) if isinstance(tool, AsksUser) else None
+            if asking is not None and self.tool_ctx.agent_id is not None:
+                raise ToolError(NOT_FROM_SUBAGENTS)
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
             return

@@ -17,6 +17,12 @@ KEEP_PLANNING = "Keep planning"
 # What each answer to a plan switches the mode to (keep planning: none).
 PLAN_MODES: dict[str, Mode] = {APPROVE_EDITS: "accept-edits", APPROVE_ASK: "default"}
 PLAN_QUESTION = "Approve this plan and leave plan mode?"
+# A SubAgent's question would reach the user without its context (and a plan's approval would
+# switch the session's mode under the parent): it reports what needs the user instead.
+NOT_FROM_SUBAGENTS = (
+    "A SubAgent cannot ask the user or leave plan mode. Do what you can without the answer, and "
+    "say in your final report what the user needs to decide."
+)
 NO_ONE_TO_ASK = (
     "No one can answer questions in this run (it is not interactive). Do not ask again: "
     "make a reasonable choice, say which one you made and why, and go on."

@@ -398,3 +398,29 @@ def test_hostile_agent_files_are_reported_and_skipped(workspace: Path) -> None:
     problems = "\n".join(catalog.problems)
     for name in ("deep.md", "laughs.md", "huge.md", "fifo.md", "link.md"):
         assert name in problems, problems
+
+
+async def test_a_subagent_cannot_ask_the_user(workspace: Path) -> None:
+    """A SubAgent's AskUserQuestion is refused before anyone is asked: the question would reach
+    the user without the child's context; the child is told to report what needs deciding."""
+    question = {
+        "questions": [
+            {
+                "question": "Which database?",
+                "header": "Database",
+                "options": [{"label": "Postgres"}, {"label": "SQLite"}],
+                "multiSelect": False,
+            }
+        ]
+    }
+    replies = [
+        ScriptedReply(tool_calls=[agent_call("pick a database")]),
+        ScriptedReply(tool_calls=[ScriptedCall("AskUserQuestion", question)]),  # the child
+        ScriptedReply(text="the user must pick the database"),
+        ScriptedReply(text="ok"),
+    ]
+    agent, _manager, provider = setup(workspace, replies)
+    events = await drive(agent, "go")
+    result = provider.requests[2].messages[-1].tool_results[0]
+    assert result.is_error and "A SubAgent cannot ask the user" in result.text
+    assert not [e for e in events if isinstance(e, PermissionRequested)]
