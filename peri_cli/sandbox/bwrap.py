@@ -34,6 +34,19 @@ _BASE = [
     "/dev",
     "--proc",
     "/proc",
+    # The kernel's settings read-only whatever bubblewrap's version: 0.8 skips /proc/sys when
+    # access(W_OK) fails on the folder, which leaves the sysctl files writable to uid 0 (a
+    # `kernel.core_pattern` pipe runs as root on the host). /sys is bound read-only again by
+    # name, not left to how the root's bind treats its sub-mounts.
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
+    "--ro-bind-try",
+    "/sys",
+    "/sys",
 ]
 
 
