@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from peri_cli.base import file_watchers
 from peri_cli.base.childenv import child_env
 from peri_cli.extensions.hookanswers import HookOutcome, HookRun, interpret
 from peri_cli.extensions.hookpayloads import encode_payload
@@ -55,6 +56,7 @@ async def run_hook(
     environment["CLAUDE_PROJECT_DIR"] = str(cwd)  # hooks written for Claude Code use it
     environment["PERI_PROJECT_DIR"] = str(cwd)
     shell = shutil.which("bash") or "/bin/sh"
+    file_watchers.before_outside()  # what a sandboxed command left is judged first
     loop = asyncio.get_running_loop()
     try:
         transport, protocol = await loop.subprocess_exec(

@@ -115,14 +115,14 @@ def _mount_args(
     if mount.kind == "mask":
         return ["--tmpfs", path] if info is not None and stat.S_ISDIR(info.st_mode) else []
     if mount.kind == "pin":
-        return _pin(mount.path, info, policy, empty_dir, created)
+        return _pin(mount.path, info)
     if mount.kind == "read_only" and info is None:
         return _guard_missing(mount.path, policy, empty_dir, created)
     if info is None:
         return []  # nothing there to bind, hide or reveal
     if mount.kind in ("writable", "socket"):
         return ["--bind", path, path]
-    if mount.kind in ("readable", "read_only", "reveal"):
+    if mount.kind in ("readable", "read_only", "protected", "reveal"):
         return ["--ro-bind", path, path]
     # hidden: an empty read-only folder, or an empty file
     if stat.S_ISDIR(info.st_mode):
@@ -130,17 +130,11 @@ def _mount_args(
     return ["--ro-bind", "/dev/null", path]
 
 
-def _pin(
-    path: Path,
-    info: os.stat_result | None,
-    policy: SandboxPolicy,
-    empty_dir: Path,
-    created: list[Path],
-) -> list[str]:
-    """`.git` bound onto itself (a mount point cannot be renamed away); a `.git` file (a
-    worktree's) read-only; a missing one guarded whole, so `git init` cannot plant hooks."""
+def _pin(path: Path, info: os.stat_result | None) -> list[str]:
+    """A git folder bound onto itself (a mount point cannot be renamed away); one that became
+    something else, read-only; one gone, nothing (the workspace's own is a guarded folder)."""
     if info is None:
-        return _guard_missing(path, policy, empty_dir, created)
+        return []
     if stat.S_ISDIR(info.st_mode):
         return ["--bind", str(path), str(path)]
     return ["--ro-bind", str(path), str(path)]
@@ -149,8 +143,9 @@ def _pin(
 def _guard_missing(
     path: Path, policy: SandboxPolicy, empty_dir: Path, created: list[Path]
 ) -> list[str]:
-    """A guarded path that does not exist yet, made read-only anyway: an empty stand-in is
-    mounted there, so the command cannot create it (a hook, a settings file)."""
+    """A guarded folder that does not exist yet, made read-only anyway: an empty folder is
+    mounted there, so the command cannot create it (a repository's hooks, a settings folder).
+    Only folders: a protected file that is missing is left to the check after the command."""
     if not (path == policy.workspace or policy.workspace in path.parents):
         return []  # outside the workspace nothing is writable to begin with
     # Walk down from the workspace: a file on the way (`.git` of a worktree) is guarded itself.
@@ -166,8 +161,7 @@ def _guard_missing(
         elif not stat.S_ISDIR(info.st_mode):
             return []  # under a file (a worktree's `.git`): pinned read-only already
     created.extend(missing)
-    source = "/dev/null" if path.name == "config" else str(empty_dir)
-    return ["--ro-bind", source, str(path)]
+    return ["--ro-bind", str(empty_dir), str(path)]
 
 
 def _stat(path: Path) -> os.stat_result | None:

@@ -4,8 +4,11 @@ status and switches."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +28,6 @@ from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
 from peri_cli.sandbox.allowlist import keep_domain
 from peri_cli.sandbox.asking import ask_through_events
 from peri_cli.sandbox.gate import Answer, Ask, Scope
-from peri_cli.sandbox.gitdirs import nested_git_dirs
 from peri_cli.sandbox.netside import SOCKET_NAME, SessionNetwork
 from peri_cli.sandbox.probe import Availability, probe
 from peri_cli.sandbox.runner import BwrapSandbox, SeatbeltSandbox
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
     from peri_cli.base.settings import LoadedSettings, SettingsLayer
 
+REFUSED_DIR = "refused"  # in PERI_HOME: what sandboxed commands planted, by session
 # Starts the domain proxy for a policy and returns its Unix socket (None: no network inside).
 ProxyStarter = Callable[[SandboxPolicy], Path | None]
 
@@ -87,6 +90,7 @@ class SandboxSide:
     _sandbox_notes: list[str] | None = None
     _sandbox_home: Path | None = None
     _sandbox_stamp: sandboxreload.Stamp | None = None
+    _sandbox_loop: asyncio.AbstractEventLoop | None = None  # where the commands run
     # The settings layers this session reads (a program's `setting_sources`; None: all of them),
     # which a sandboxed command's start reads again when they changed.
     sandbox_sources: Collection[Scope] | None = None
@@ -141,6 +145,8 @@ class SandboxSide:
             network = self._network
 
             def before() -> None:
+                with contextlib.suppress(RuntimeError):
+                    self._sandbox_loop = asyncio.get_running_loop()
                 self.refresh_sandbox()
                 if network is not None:
                     network.serve()
@@ -151,6 +157,8 @@ class SandboxSide:
                 lambda c: self.sandbox_gate().is_excluded(c, context),
                 before=before,
                 gate=network.gate if network is not None else None,
+                refused=self._refused_dir,
+                on_report=self._protected_report,
             )
         return self._sandbox_runner
 
@@ -163,9 +171,24 @@ class SandboxSide:
             self.peri_home,
             self._sandbox_tmp,
             self.env,
-            git_dirs=nested_git_dirs(self.workspace),
         )
         return build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
+
+    def _refused_dir(self) -> Path | None:
+        """Where this session keeps what the protected-path check moved aside."""
+        session = getattr(self, "session", None)
+        return None if session is None else self.peri_home / REFUSED_DIR / session.id
+
+    def _protected_report(self, lines: list[str]) -> None:
+        """What the protected-path check found, for the user (from any thread: the check also
+        runs every 2 s beside a long command)."""
+        loop = self._sandbox_loop
+        for line in lines:
+            if loop is not None and not loop.is_closed() and not _on_loop(loop):
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self._sandbox_note, line)
+            else:
+                self._sandbox_note(line)
 
     def _watched(self) -> dict[Scope, Path]:
         return sandboxreload.watched(self.sandbox_sources, self.workspace, self.peri_home)
@@ -260,7 +283,7 @@ class SandboxSide:
         ]
         runner = self._sandbox_runner
         if runner is not None:
-            lines += _policy_lines(runner.policy)
+            lines += _policy_lines(runner.current_policy())
         lines.append(
             "Switch with /sandbox auto on|off or /sandbox fallback on|off "
             "(saved to .peri/settings.local.json)"
@@ -292,6 +315,13 @@ class SandboxSide:
             self._sandbox_tmp = None
 
 
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return threading.current_thread() is threading.main_thread() and not loop.is_running()
+
+
 def _on(value: bool) -> str:
     return "on" if value else "off"
 
@@ -304,7 +334,7 @@ def _policy_lines(policy: SandboxPolicy) -> list[str]:
     network = "through the domain proxy" if policy.proxy_socket is not None else "none"
     return [
         f"Writable: {show(policy.writable)}",
-        f"Read-only: {show((*policy.read_only, *policy.guarded))}",
+        f"Read-only: {show((*policy.read_only, *policy.guarded, *policy.protected))}",
         f"Hidden: {show(policy.hidden)}",
         f"Masked (fresh tmpfs): {show(policy.masked)}",
         f"Unix sockets allowed: {show(policy.unix_sockets)}",
