@@ -246,6 +246,10 @@ class ProtectedGuard:
             if self._oldest is not None:
                 self.check()
 
+    def held_paths(self) -> dict[Path, str]:
+        with self._lock:
+            return dict(self.held)
+
     def release(self, path: Path) -> None:
         """The user confirmed a held path: Peri may load it from now on."""
         with self._lock:

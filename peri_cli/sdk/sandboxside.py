@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from peri_cli.agent.host import StartupError
+from peri_cli.agent.host import HeldPath, StartupError
 from peri_cli.base.events import PermissionRequested
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.settings_sandbox import SandboxSettings, merge_sandbox
@@ -91,6 +91,7 @@ class SandboxSide:
     _sandbox_home: Path | None = None
     _sandbox_stamp: sandboxreload.Stamp | None = None
     _sandbox_loop: asyncio.AbstractEventLoop | None = None  # where the commands run
+    _held_asked: frozenset[Path] = frozenset()  # held paths answered about (`confirm_held`)
     # The settings layers this session reads (a program's `setting_sources`; None: all of them),
     # which a sandboxed command's start reads again when they changed.
     sandbox_sources: Collection[Scope] | None = None
@@ -289,6 +290,27 @@ class SandboxSide:
             "(saved to .peri/settings.local.json)"
         )
         return lines
+
+    def held_back(self) -> list[HeldPath]:
+        """What the protected-path check holds back that the user was not asked about yet."""
+        runner = self._sandbox_runner
+        if runner is None:
+            return []
+        asked = self._held_asked
+        return [
+            HeldPath(path.relative_to(runner.guard.workspace).as_posix(), why)
+            for path, why in runner.guard.held_paths().items()
+            if path not in asked
+        ]
+
+    def confirm_held(self, path: str, load: bool | None) -> None:
+        runner = self._sandbox_runner
+        if runner is None or load is None:
+            return
+        full = runner.guard.workspace / path
+        self._held_asked = self._held_asked | {full}
+        if load:
+            runner.guard.release(full)
 
     def sandbox_switch(self, name: str, value: bool) -> str:
         """Turn auto-allow or the unsandboxed fallback on or off, now and in the local file."""

@@ -161,3 +161,13 @@ def test_a_move_to_another_file_system_is_refused_and_the_path_held(tmp_path: Pa
         guard.close()
     finally:
         shutil.rmtree(shm, ignore_errors=True)
+
+
+def test_the_check_runs_before_peri_reads_a_protected_file(ws: Path, guard: ProtectedGuard) -> None:
+    """A background command's plant is judged before Peri reads it (a skill, `.mcp.json`), not
+    only every 2 s: the read finds nothing there."""
+    guard.started()  # still running
+    (ws / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "evil"}}}')
+    with pytest.raises(SafeReadError) as gone:
+        read_text(ws / ".mcp.json")
+    assert gone.value.missing and "moved aside" in (guard.take_notes() or "")
