@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from peri_cli.sdk.runtime import Runtime
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a tool whose reader went away
 
 
 class UsageError(Exception):
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--continue",
         dest="cont",
         action="store_true",
-        help="continue the most recent session of this workspace",
+        help="continue the most recent session of this workspace that got an answer",
     )
     p.add_argument(
         "-r",
@@ -141,9 +142,10 @@ def _sessions_command(argv: Sequence[str]) -> int:
         return EXIT_OK
     for i in infos:
         parent = f"  (fork of {i.parent[:8]})" if i.parent else ""
+        unanswered = "" if i.answered else "  (no answer)"  # `-c` passes over it
         print(
             f"{i.id}  {i.updated[:19].replace('T', ' ')}  {i.message_count:>5} msgs  "
-            f"{i.title or '(no prompt)'}{parent}"
+            f"{i.title or '(no prompt)'}{parent}{unanswered}"
         )
     return EXIT_OK
 
@@ -333,6 +335,27 @@ def _resumed_tui_session(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command line. When stdout's reader goes away (`peri sessions | head`), the run
+    ends quietly with EXIT_PIPE, as a Unix tool ended by SIGPIPE does."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # what is still buffered may meet the closed pipe too
+    except BrokenPipeError:
+        return _reader_gone()
+    return status
+
+
+def _reader_gone() -> int:
+    # Python flushes stdout once more as it exits; pointed at /dev/null, that flush is silent.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list == ["--version"]:  # what argparse would print, without importing it
         print(f"peri {__version__}")

@@ -30,7 +30,9 @@ the next script item. Script items are JSON-friendly dicts; keys combine:
   {"stop_reason": "max_tokens"}                   override (Anthropic names; mapped for OpenAI)
   {"status": 529, "times": 2, "retry_after": 1}   answer that HTTP error N times (default 1), with
                                                   the real body shape and a retry-after header;
-                                                  "message" overrides the error text. A 401 echoes
+                                                  "message" overrides the error text, "code" the
+                                                  OpenAI body's `code` (context_length_exceeded)
+                                                  and "kind" Anthropic's error type. A 401 echoes
                                                   the key it received, to prove clients scrub it.
   {"cut_after": K}                                send K SSE events, then drop the connection
                                                   without finishing the chunked body
@@ -644,7 +646,14 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {}
             if item.get("retry_after") is not None:
                 headers["retry-after"] = str(item["retry_after"])
-            self._send_error(status, item.get("message"), anthropic=anthropic, headers=headers)
+            self._send_error(
+                status,
+                item.get("message"),
+                anthropic=anthropic,
+                headers=headers,
+                kind=item.get("kind"),
+                code=item.get("code"),
+            )
             return
         reply = _Reply(item, body, self.server.state, cache=anthropic)
         self._record(body, 200, reply.usage)
@@ -662,11 +671,13 @@ class _Handler(BaseHTTPRequestHandler):
         *,
         anthropic: bool,
         headers: dict[str, str] | None = None,
+        kind: str | None = None,
+        code: str | None = None,
     ) -> None:
         key = self.headers.get("x-api-key") or (self.headers.get("authorization") or "")[7:]
         if anthropic:
             fallback = "api_error" if status >= 500 else "invalid_request_error"
-            kind = _ANTHROPIC_ERROR_TYPES.get(status, fallback)
+            kind = kind or _ANTHROPIC_ERROR_TYPES.get(status, fallback)
             if status == 401:
                 message = message or f"invalid x-api-key: {key}"
             body: dict[str, Any] = {
@@ -675,10 +686,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "request_id": f"req_fake_{self.server.state.next_id():06d}",
             }
         else:
-            kind, code = {
+            default_kind, default_code = {
                 401: ("invalid_request_error", "invalid_api_key"),
                 429: ("requests", "rate_limit_exceeded"),
             }.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
+            kind, code = kind or default_kind, code or default_code
             if status == 401:
                 message = message or f"Incorrect API key provided: {key}."
             default = "Rate limit reached" if status == 429 else "The server had an error"

@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import tempfile
 from pathlib import Path
 
 from acp import Client, RequestError
 
 log = logging.getLogger("peri.acp")
+
+# A file the editor leaves to the disk is read whole; past this it is refused, not loaded.
+MAX_DISK_BYTES = 64 << 20
+# Never wait for a FIFO's writer: every session of this process shares one loop.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 class EditorFiles:
@@ -27,7 +33,7 @@ class EditorFiles:
                 return answer.content
             except RequestError as e:  # not open and not on disk: the disk says which
                 log.info("fs/read_text_file %s: %s", path, e)
-        return Path(path).read_text(encoding="utf-8")
+        return _disk_text(Path(path))
 
     async def write_text(self, path: str, text: str) -> None:
         if self.write:
@@ -43,3 +49,17 @@ class EditorFiles:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+def _disk_text(path: Path) -> str:
+    """A regular file's text; a FIFO, socket, device (`/dev/zero`) or a huge file is refused
+    unread (OSError), a missing one is FileNotFoundError, as the port promises."""
+    fd = os.open(path, _OPEN_FLAGS)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)  # judged on what was opened, so a swap after a check is caught
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file (a directory, FIFO, socket or device)")
+        data = f.read(MAX_DISK_BYTES + 1)
+    if len(data) > MAX_DISK_BYTES:
+        raise OSError(f"{path} is larger than {MAX_DISK_BYTES >> 20} MiB; not read")
+    return data.decode("utf-8")

@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from peri_cli.agent.interruption import TurnProgress, interruption_note
+from peri_cli.agent.refusals import Attempts, after_failure
 from peri_cli.agent.toolround import Denial, LiveOutput, ToolRound
 from peri_cli.base.events import AssistantMessage, Event, TurnEnded, TurnStarted, UsageSpent
 from peri_cli.base.messages import Message, ToolResultPart, Usage, scrub_message, user_text
 from peri_cli.base.provider import MessageCompleted, ModelRequest, Provider, ProviderError
-from peri_cli.base.retry import stream_with_retries
+from peri_cli.base.retry import Retrying, stream_with_retries
 from peri_cli.base.textsafe import scrub_surrogates
 from peri_cli.base.tool import ToolContext, ToolRegistry
 from peri_cli.context.contributions import ContributionChain, RequestContext
@@ -34,6 +35,10 @@ class CompactHook(Protocol):
 
     def compact_now(self, agent: CompactionContext, focus: str | None) -> AsyncIterator[Event]:
         """`/compact [focus]`: a Full compact now, whatever the pressure."""
+        ...
+
+    def after_overflow(self, agent: CompactionContext) -> AsyncIterator[Event]:
+        """The provider refused a request as longer than the window: one Full compact."""
         ...
 
 
@@ -72,6 +77,9 @@ class Agent:
         # Inputs that arrived while the loop was idle or busy (a background SubAgent's report);
         # the next Receive takes them all, before the prompt.
         self.inbox: list[str] = []
+        # Ids of what the next request adds to the last one the provider accepted (a prompt and
+        # its attachments, or a tool round): what a refusal of its content leaves out.
+        self.unaccepted: list[str] = []
         self.hooks: Hooks | None = None  # the user's command hooks, when any are configured
         self.retry_max_wait = 60.0  # seconds: a longer retry-after fails the call at once
         self._counter = counter
@@ -130,6 +138,7 @@ class Agent:
         progress = TurnProgress()
         try:
             received = [_queued(item) for item in self.inbox]
+            queued = len(received)  # the reports waiting before this prompt, not its own
             if text.strip():
                 received.append(MessageEntry(message=user_text(text)))
                 if attachments is not None:
@@ -146,8 +155,9 @@ class Agent:
             if received:
                 self.session.append(*received)
                 self.inbox.clear()
+            self.unaccepted = [e.id for e in received[queued:]]
             async for event in self._turns(progress):
-                if isinstance(event, TurnEnded) and event.reason == "error":
+                if isinstance(event, TurnEnded) and event.reason == "error" and not event.left_out:
                     self._record_interruption(progress, "failed", event.error)
                 yield event
                 if isinstance(event, TurnEnded):
@@ -169,7 +179,8 @@ class Agent:
         note = interruption_note(progress, reason, error)
         self.last_interruption = note
         with contextlib.suppress(OSError):  # a disk that failed the turn may fail this too
-            self.session.append(Interruption(reason=reason, text=note))
+            replied = progress.phase != "waiting"
+            self.session.append(Interruption(reason=reason, text=note, replied=replied))
 
     async def _turns(self, progress: TurnProgress) -> AsyncIterator[Event]:
         calls = 0
@@ -184,9 +195,10 @@ class Agent:
             calls += 1
             self.turns += 1
             yield TurnStarted(calls)
-            progress.phase = "reply"
             reply: list[tuple[MessageCompleted, ModelRequest]] = []
             async for event in self._reason(reply):
+                if not isinstance(event, Retrying | TurnEnded):
+                    progress.phase = "reply"  # the model's reply has begun
                 yield event
             if not reply:  # the provider failed; _reason said so
                 return
@@ -238,6 +250,13 @@ class Agent:
         async for event in self._counted(self.compactor.compact_now(self, focus)):
             yield event
 
+    async def overflow_compact(self) -> AsyncIterator[Event]:
+        """After a context-length refusal: one Full compact (`refusals`)."""
+        if self.compactor is None:
+            return
+        async for event in self._counted(self.compactor.after_overflow(self)):
+            yield event
+
     async def _counted(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
         """Compaction's events, its summary requests' usage added to this agent's totals."""
         async for event in events:
@@ -248,18 +267,24 @@ class Agent:
     async def _reason(
         self, reply: list[tuple[MessageCompleted, ModelRequest]]
     ) -> AsyncIterator[Event]:
-        """Stream one model call; the completed message and its request land in `reply`."""
-        request = self.build_request()
-        try:
-            retrying = stream_with_retries(self.provider, request, max_wait=self.retry_max_wait)
-            async for event in retrying:
-                if isinstance(event, MessageCompleted):
-                    reply.append((event, request))
-                else:
-                    yield event
-        except ProviderError as e:
-            reply.clear()
-            yield TurnEnded("error", str(e))
+        """Stream one model call; the completed message and its request land in `reply`. A
+        failure ends the turn as `refusals` decides (after one compaction and another try, for
+        a request longer than the window)."""
+        attempts = Attempts()
+        while attempts.next():
+            request = self.build_request()
+            try:
+                retrying = stream_with_retries(self.provider, request, max_wait=self.retry_max_wait)
+                async for event in retrying:
+                    if isinstance(event, MessageCompleted):
+                        reply.append((event, request))
+                    else:
+                        yield event
+                self.unaccepted = []
+            except ProviderError as e:
+                reply.clear()
+                async for ending in after_failure(self, e, attempts):
+                    yield ending
 
     def _usage_of(
         self, completed: MessageCompleted, request: ModelRequest, message: Message
@@ -293,6 +318,7 @@ class Agent:
         if results:
             entries.append(MessageEntry(message=Message(role="user", content=list(results))))
         self.session.append(*entries)
+        self.unaccepted = [e.id for e in entries]
 
 
 REPORT_HEAD = "[SubAgent "  # how a SubAgent's report to its parent begins

@@ -117,8 +117,20 @@ TurnEndReason = Literal["done", "max_turns", "cancelled", "error", "compact_stal
 
 @dataclass(frozen=True)
 class TurnEnded:
+    """How a turn ended. After a failed model call, `next_step` says what the user can do, and
+    `left_out` names what a refused request added that is not sent again ("prompt": the
+    prompt and its attachments; "results": the last tool round)."""
+
     reason: TurnEndReason
     error: str | None = None
+    next_step: str | None = None
+    left_out: Literal["prompt", "results"] | None = None
+
+    @property
+    def line(self) -> str:
+        """What went wrong and what to do next, as every face shows it."""
+        what = self.error or self.reason
+        return f"{what.rstrip('. ')}. {self.next_step}" if self.next_step else what
 
 
 Event = (

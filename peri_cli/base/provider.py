@@ -78,7 +78,8 @@ StreamEvent = TextDelta | ThinkingDelta | ToolUseStarted | MessageCompleted
 
 
 class ProviderError(Exception):
-    """A failed model call. `retryable` errors are retried with backoff by the caller."""
+    """A failed model call. `retryable` errors are retried with backoff by the caller;
+    `too_long`: the provider said the request is longer than the model's context window."""
 
     def __init__(
         self,
@@ -87,11 +88,13 @@ class ProviderError(Exception):
         retryable: bool = False,
         retry_after: float | None = None,
         status: int | None = None,
+        too_long: bool = False,
     ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
         self.status = status
+        self.too_long = too_long
 
 
 class StreamInterrupted(ProviderError):

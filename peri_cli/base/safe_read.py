@@ -3,7 +3,8 @@ optionally a root the file must stay inside after symlinks.
 
 Settings, guides and their imports, the trust record, skills, agent files and `.mcp.json` all read
 through here, so a FIFO never blocks start-up, `/dev/zero` is never read, a huge file is refused
-before it is loaded, and a symlink out of the workspace is caught in one place.
+before it is loaded, and a symlink out of the workspace is caught in one place. The git state
+of the branch line and compaction's re-read of files (`read_head`: a large file's start) too.
 """
 
 from __future__ import annotations
@@ -65,6 +66,17 @@ def read_bytes(
 
     With `inside`, a path that resolves (after symlinks) outside that directory is refused unread.
     """
+    data, _ = _read(path, max_bytes, inside, whole=True)
+    return data
+
+
+def read_head(path: Path, max_bytes: int, *, inside: Path | None = None) -> tuple[bytes, bool]:
+    """The first `max_bytes` bytes of the regular file `path` and whether there was more; a
+    larger file is cut, not refused. SafeReadError for what `read_bytes` refuses otherwise."""
+    return _read(path, max_bytes, inside, whole=False)
+
+
+def _read(path: Path, max_bytes: int, inside: Path | None, *, whole: bool) -> tuple[bytes, bool]:
     real = resolved(path)
     if inside is not None and not is_inside(real, inside):
         raise SafeReadError(path, "outside", f"resolves outside {inside} (to {real})")
@@ -75,7 +87,8 @@ def read_bytes(
     except OSError as e:
         raise _os_error(path, e) from e
     _check_kind(path, before.st_mode)
-    _check_size(path, before.st_size, max_bytes)
+    if whole:
+        _check_size(path, before.st_size, max_bytes)
     try:
         fd = os.open(real, _OPEN_FLAGS)
     except OSError as e:
@@ -84,7 +97,8 @@ def read_bytes(
         after = os.fstat(fd)
         # The file may have been swapped between stat and open: judge what was opened.
         _check_kind(path, after.st_mode)
-        _check_size(path, after.st_size, max_bytes)
+        if whole:
+            _check_size(path, after.st_size, max_bytes)
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
@@ -97,9 +111,9 @@ def read_bytes(
         raise _os_error(path, e) from e
     finally:
         os.close(fd)
-    if total > max_bytes:  # it grew while being read
+    if total > max_bytes and whole:  # it grew while being read
         _check_size(path, total, max_bytes)
-    return b"".join(chunks)
+    return b"".join(chunks)[:max_bytes], total > max_bytes
 
 
 def read_text(path: Path, *, max_bytes: int = MAX_CONFIG_BYTES, inside: Path | None = None) -> str:

@@ -110,7 +110,7 @@ class ToolContext:
     # Set by the loop for the call being run: what it has done so far (a running command's
     # output, the latest replacing the earlier), shown live by the UI. Call often; it is cheap.
     progress: Callable[[str], None] | None = None
-    # Files a Read deny rule keeps from the model: searches leave them out of what they report.
+    # Files a Read deny rule or a hidden path keeps from the model: searches leave them out.
     read_denied: Callable[[Path], bool] | None = None
     # Pre-approve permission rules until the current turn ends (a skill's `allowed-tools`);
     # the flag: they come from a repository's file, which only a trusted workspace honours.

@@ -10,6 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peri_cli.base.safe_read import SafeReadError, read_text
+
+# HEAD and a worktree's `.git` file hold one short line; anything longer is not git's.
+MAX_GIT_STATE_BYTES = 4096
 # A contributor takes the request context and returns text, or None to stay silent.
 Contributor = Callable[["RequestContext"], str | None]
 
@@ -46,18 +50,35 @@ class ContributionChain:
 
 
 def git_branch(ctx: RequestContext) -> str | None:
-    """The checked-out branch, read from .git/HEAD (no subprocess on the request path)."""
+    """The checked-out branch, read from .git/HEAD (no subprocess on the request path).
+
+    A command may have planted anything there (a FIFO, a link to /dev/zero, a huge file): such
+    a HEAD costs the line, never a blocked or starved request."""
     for directory in (ctx.workspace, *ctx.workspace.parents):
-        dot_git = directory / ".git"
-        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            pointer = dot_git.read_text().removeprefix("gitdir:").strip()
-            dot_git = (directory / pointer).resolve()
-        if dot_git.is_dir():
-            head = (dot_git / "HEAD").read_text().strip()
-            if head.startswith("ref: refs/heads/"):
-                return f"Current git branch: {head.removeprefix('ref: refs/heads/')}"
-            return f"Git HEAD is detached at {head[:12]}"
+        try:
+            head = _head(directory / ".git")
+        except SafeReadError:
+            return None
+        if head is None:
+            continue
+        if head.startswith("ref: refs/heads/"):
+            return f"Current git branch: {head.removeprefix('ref: refs/heads/')}"
+        return f"Git HEAD is detached at {head[:12]}"
     return None
+
+
+def _head(dot_git: Path) -> str | None:
+    """What HEAD says in the repository `dot_git` names (None: no repository there)."""
+    if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+        pointer = _git_file(dot_git).removeprefix("gitdir:").strip()
+        dot_git = (dot_git.parent / pointer).resolve()
+    if not dot_git.is_dir():
+        return None
+    return _git_file(dot_git / "HEAD").strip()
+
+
+def _git_file(path: Path) -> str:
+    return read_text(path, max_bytes=MAX_GIT_STATE_BYTES)
 
 
 def session_notes(ctx: RequestContext) -> str | None:

@@ -42,10 +42,11 @@ from peri_cli.session.transcript import (
     Interruption,
     MessageEntry,
     ProjectionEntry,
+    Refusal,
     RewindMarker,
 )
 
-# The origin of a message the view holds in place of an `Interruption` entry.
+# The origin of a message the view holds in place of an `Interruption` (or a `Refusal`'s note).
 ORIGIN_INTERRUPTION = "interruption"
 
 # --- rendering --------------------------------------------------------------------------------
@@ -184,7 +185,8 @@ def _render_cached(entry: MessageEntry, directives: Sequence[Directive]) -> Mess
 def visible_entries(entries: Sequence[Entry]) -> list[MessageEntry]:
     """Message entries after the last /clear and not excluded by a Full-compact boundary; an
     interruption is a user-side note in their place. A /rewind brings back the view as it was
-    just before the prompt it names (that prompt and what followed are hidden)."""
+    just before the prompt it names (that prompt and what followed are hidden). A refusal leaves
+    out the entries the refused request had added, its note (if any) in their place."""
     visible: list[MessageEntry] = []
     positions: dict[str, int] | None = None
     for index, entry in enumerate(entries):
@@ -198,6 +200,11 @@ def visible_entries(entries: Sequence[Entry]) -> list[MessageEntry]:
             visible.append(entry)
         elif isinstance(entry, Interruption):
             visible.append(interruption_message(entry))
+        elif isinstance(entry, Refusal):
+            left_out = set(entry.ids)
+            visible = [e for e in visible if e.id not in left_out]
+            if entry.text:
+                visible.append(interruption_message(entry))
         elif isinstance(entry, ClearMarker):
             visible = []
         elif isinstance(entry, CompactBoundary):
@@ -211,9 +218,9 @@ def visible_entries(entries: Sequence[Entry]) -> list[MessageEntry]:
 _notes: dict[str, MessageEntry] = {}
 
 
-def interruption_message(entry: Interruption) -> MessageEntry:
-    """The note the model reads for an interruption (one object per entry, so counts memoized by
-    identity stay valid across requests)."""
+def interruption_message(entry: Interruption | Refusal) -> MessageEntry:
+    """The note the model reads for an interruption or a refusal (one object per entry, so
+    counts memoized by identity stay valid across requests)."""
     note = _notes.get(entry.id)
     if note is None:
         note = _notes[entry.id] = MessageEntry.model_validate(

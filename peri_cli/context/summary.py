@@ -16,6 +16,7 @@ from peri_cli.base.messages import (
     ToolUsePart,
     user_text,
 )
+from peri_cli.base.safe_read import SafeReadError, read_head
 from peri_cli.context.micro import ORIGIN_SUMMARY, _json
 from peri_cli.context.textcut import cut_middle
 from peri_cli.context.viewrules import normalize
@@ -238,16 +239,15 @@ def _numbered(text: str) -> str:
 
 
 def read_current(path: Path) -> str | None:
-    """A file's current text, line-numbered like Read; None if gone, unreadable or binary."""
+    """A file's current text, line-numbered like Read; None if gone, unreadable, binary or not
+    a regular file (through `safe_read`: a FIFO swapped in since the Read never blocks)."""
     try:
-        with path.open("rb") as f:
-            data = f.read(REINJECT_READ_BYTES + 1)
-    except OSError:
+        data, clipped = read_head(path, REINJECT_READ_BYTES)
+    except SafeReadError:
         return None
     if b"\0" in data[:8192]:
         return None
-    clipped = len(data) > REINJECT_READ_BYTES
-    text = _numbered(data[:REINJECT_READ_BYTES].decode("utf-8", errors="replace"))
+    text = _numbered(data.decode("utf-8", errors="replace"))
     return text + ("(file continues)\n" if clipped else "")
 
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from peri_cli.base import file_watchers
+from peri_cli.base import file_watchers, programs
 from peri_cli.base.childenv import child_env
 from peri_cli.extensions.hookanswers import HookOutcome, HookRun, interpret
 from peri_cli.extensions.hookpayloads import encode_payload
@@ -53,24 +52,14 @@ async def run_hook(
 ) -> HookRun:
     """Run one hook with `stdin`; never raises for anything the hook does."""
     environment = child_env(env, hidden_env)
-    environment["CLAUDE_PROJECT_DIR"] = str(cwd)  # hooks written for Claude Code use it
-    environment["PERI_PROJECT_DIR"] = str(cwd)
-    shell = shutil.which("bash") or "/bin/sh"
+    try:
+        shell, command = _resolved(hook.command, environment, cwd)
+    except programs.ProgramMissing as e:
+        return HookRun(hook, None, error=str(e))
     file_watchers.before_outside()  # what a sandboxed command left is judged first
     loop = asyncio.get_running_loop()
     try:
-        transport, protocol = await loop.subprocess_exec(
-            lambda: _Protocol(loop),
-            shell,
-            "-c",
-            hook.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd,
-            env=environment,
-            start_new_session=True,
-        )
+        transport, protocol = await _start([shell, "-c", command], cwd, environment)
     except (OSError, ValueError) as e:
         return HookRun(hook, None, error=str(getattr(e, "strerror", None) or e))
     proc = asyncio.subprocess.Process(transport, protocol, loop)
@@ -101,6 +90,50 @@ async def run_hook(
         stderr=err.decode("utf-8", "replace"),
         timed_out=timed_out,
     )
+
+
+async def _start(
+    argv: list[str], cwd: Path, environment: dict[str, str]
+) -> tuple[asyncio.SubprocessTransport, _Protocol]:
+    """Start the hook in its own session, its three pipes connected."""
+    loop = asyncio.get_running_loop()
+    spawn = asyncio.ensure_future(
+        loop.subprocess_exec(
+            lambda: _Protocol(loop),
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env=environment,
+            start_new_session=True,
+        )
+    )
+    try:
+        # Shielded: cancelled while the pipes connect, asyncio kills the shell and then waits
+        # for pipes that never connected, forever (Python 3.11); let the start finish instead.
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            transport, _ = await spawn
+            _kill_group(transport.get_pid())
+            transport.close()
+        raise
+
+
+def _resolved(command: str, environment: dict[str, str], cwd: Path) -> tuple[str, str]:
+    """The shell and the command to give it, both found outside what sandboxed commands can
+    write (`programs`); the hook's environment gets the project's folder and its PATH with those
+    folders last. ProgramMissing: no shell, or an interpreter only where commands write."""
+    environment["CLAUDE_PROJECT_DIR"] = str(cwd)  # hooks written for Claude Code use it
+    environment["PERI_PROJECT_DIR"] = str(cwd)
+    path = environment.get("PATH")
+    shell = programs.find("bash", path, extra=(cwd,)) or programs.find("sh", path, extra=(cwd,))
+    if shell is None:
+        raise programs.ProgramMissing(f"no shell: {programs.missing('bash', path, extra=(cwd,))}")
+    command = programs.interpreter_command(command, path, extra=(cwd,))
+    environment["PATH"] = programs.child_path(path, extra=(cwd,))
+    return shell, command
 
 
 class _Protocol(asyncio.subprocess.SubprocessStreamProtocol):

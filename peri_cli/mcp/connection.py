@@ -21,6 +21,7 @@ from mcp_types import CONNECTION_CLOSED, UNSUPPORTED_PROTOCOL_VERSION, Implement
 from pydantic import ValidationError
 
 from peri_cli import __version__
+from peri_cli.base.programs import ProgramMissing
 from peri_cli.base.textsafe import visible
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.latch import Latch
@@ -290,6 +291,8 @@ def describe(e: BaseException) -> str:
         return f"cannot start: command not found ({e.filename or e})"
     if isinstance(e, PermissionError):
         return f"cannot start: permission denied ({e.filename or e})"
+    if isinstance(e, ProgramMissing):
+        return f"cannot start: {e}"
     if isinstance(e, MCPError):
         return f"the server refused: {e.message}"
     if isinstance(e, ValidationError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
@@ -14,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from peri_cli.base import file_watchers
+from peri_cli.base import file_watchers, programs
 from peri_cli.base.childenv import child_env
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.deepjson import recover
@@ -26,8 +27,20 @@ HTTP_READ_TIMEOUT = 300.0  # a response stream may stay open this long between e
 def stdio_environment(config: ServerConfig, env: Mapping[str, str]) -> dict[str, str]:
     """Peri's environment without its credentials, plus what the entry names (even a
     credential, from the user's own entries: a project entry's `${ANTHROPIC_*}` was left empty
-    when it was parsed, see `config._Expander`)."""
-    return child_env(env) | dict(config.env)
+    when it was parsed, see `config._Expander`); PATH with the folders sandboxed commands can
+    write last, so that a name planted there does not shadow a system program."""
+    return programs.with_child_path(child_env(env) | dict(config.env), extra=_cwd(config))
+
+
+def stdio_command(config: ServerConfig, env: Mapping[str, str]) -> str:
+    """The program to start: an interpreter's name (`python3`, `node`, `bash`...) as its full
+    path, never one a sandboxed command planted on PATH; ProgramMissing if that is all."""
+    path = (child_env(env) | dict(config.env)).get("PATH")
+    return programs.interpreter_program(config.command, path, extra=_cwd(config))
+
+
+def _cwd(config: ServerConfig) -> tuple[Path, ...]:
+    return () if config.cwd is None else (config.cwd,)
 
 
 @asynccontextmanager
@@ -46,7 +59,7 @@ async def _raw(
     if config.transport == "stdio":
         file_watchers.before_outside()  # what a sandboxed command left is judged first
         params = StdioServerParameters(
-            command=config.command,
+            command=stdio_command(config, env),
             args=list(config.args),
             env=stdio_environment(config, env),
             cwd=config.cwd,

@@ -76,10 +76,7 @@ class PermissionPolicy:
         return dataclasses.replace(
             decision,
             action="ask",
-            reason=(
-                f"{call.tool} would read {visible(str(path))}, under {visible(str(hidden))}: a "
-                "hidden path (the default secrets or sandbox.filesystem.denyRead)"
-            ),
+            reason=f"reads {visible(str(path))}: a hidden path (under {visible(str(hidden))})",
             protected=True,
         )
 

@@ -164,6 +164,9 @@ class SandboxPlaces:
     env: Mapping[str, str] = field(default_factory=dict)
     # The protected paths in the workspace (`sandbox/protected.py`'s walk)
     protected: Protected = field(default_factory=Protected)
+    # The folders Peri's helper processes run from (its interpreter and packages, ripgrep):
+    # readable inside where a mask would hide them (Peri installed under /tmp).
+    runtime: tuple[Path, ...] = ()
 
 
 def build_policy(
@@ -186,10 +189,12 @@ def build_policy(
     home = _real(places.home)
     readable = tuple(p for p in (home, peri_home) if any(_within(p, m) for m in masked_real))
     guarded, protected, git_dirs = _protected(workspace, places.protected)
+    writable = (workspace, _real(places.session_tmp), *paths(fs.allowWrite))
+    readable += _runtime_under_masks(places.runtime, masked_real, (*writable, *readable))
     return SandboxPolicy(
         workspace=workspace,
         session_tmp=_real(places.session_tmp),
-        writable=(workspace, _real(places.session_tmp), *paths(fs.allowWrite)),
+        writable=writable,
         read_only=(peri_home, *paths(fs.denyWrite)),
         guarded=guarded,
         hidden=(*paths(DEFAULT_HIDDEN), peri_home / TRUST_FILE, *paths(fs.denyRead)),
@@ -231,6 +236,19 @@ def _protected(
     present = set(protected)
     guarded = [g for g in dict.fromkeys(guarded) if g not in present]
     return tuple(guarded), tuple(protected), tuple(git_dirs)
+
+
+def _runtime_under_masks(
+    runtime: Iterable[Path], masked: tuple[Path, ...], shown: tuple[Path, ...]
+) -> tuple[Path, ...]:
+    """The runtime folders a mask would hide and nothing else already shows (a runtime inside
+    the workspace stays as writable as the workspace)."""
+    out: list[Path] = []
+    for path in dict.fromkeys(_real(p) for p in runtime):
+        hidden = any(_within(path, m) for m in masked)
+        if hidden and not any(_within(path, s) for s in (*shown, *out)):
+            out.append(path)
+    return tuple(out)
 
 
 def resolve_path(value: str, places: SandboxPlaces) -> Path:

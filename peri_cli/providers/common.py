@@ -7,6 +7,7 @@ import asyncio
 import email.utils
 import json
 import math
+import re
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -93,6 +94,31 @@ def scrub_provider_text(text: str, keys: list[str | None], base_urls: list[str |
     for url in base_urls:
         secrets += url_secrets(url)
     return scrub(redact_url(text), secrets)
+
+
+# How APIs and compatible servers say a request is longer than the model's window: Anthropic
+# ("prompt is too long", "exceed context limit"), OpenAI and vLLM ("maximum context length",
+# `context_length_exceeded`), llama.cpp ("exceeds the available context size"), Gemini's
+# OpenAI door ("input token count (N) exceeds").
+_TOO_LONG = re.compile(
+    r"prompt is too long|exceeds? (?:the )?context|context[ _](?:length|window|size|limit)"
+    r"|maximum context|input token count .{0,40}exceeds",
+    re.IGNORECASE,
+)
+
+
+def is_too_long(status: int, *texts: str | None) -> bool:
+    """A 400 whose message, code or type says the request does not fit the context window."""
+    return status == 400 and any(text and _TOO_LONG.search(text) for text in texts)
+
+
+def what_to_fix(status: int, model: str, key_variable: str, url_variable: str) -> str:
+    """For a 403 or 404, what to check (their own text rarely says); "" for other statuses."""
+    if status == 403:
+        return f"check that {key_variable} may use the model {model}"
+    if status == 404:
+        return f"check the model name {model} (/model, --model or PERI_MODEL) and {url_variable}"
+    return ""
 
 
 RETRYABLE_STATUS = frozenset({408, 429})

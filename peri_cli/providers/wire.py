@@ -52,9 +52,10 @@ def dump_error(error: BaseException) -> list[Any]:
     if isinstance(error, StreamInterrupted):
         return ["e", "interrupted", str(error), True, None, None]
     if isinstance(error, ProviderError):
-        return ["e", "provider", str(error), error.retryable, error.retry_after, error.status]
+        fields = [str(error), error.retryable, error.retry_after, error.status, error.too_long]
+        return ["e", "provider", *fields]
     text = f"the stream worker failed: {type(error).__name__}: {error}"
-    return ["e", "provider", text, False, None, None]
+    return ["e", "provider", text, False, None, None, False]
 
 
 def dump_items(items: list[Item]) -> list[list[Any]]:
@@ -98,5 +99,7 @@ def load_item(data: list[Any]) -> StreamEvent | StreamEnd:
 def load_error(data: list[Any]) -> ProviderError:
     if data[1] == "interrupted":
         return StreamInterrupted(data[2])
-    _, _, message, retryable, retry_after, status = data
-    return ProviderError(message, retryable=retryable, retry_after=retry_after, status=status)
+    _, _, message, retryable, retry_after, status, too_long = data
+    return ProviderError(
+        message, retryable=retryable, retry_after=retry_after, status=status, too_long=too_long
+    )

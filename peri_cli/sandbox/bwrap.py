@@ -9,6 +9,7 @@ port by `socat` (`relay_script`).
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import stat
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from peri_cli.base import programs
 from peri_cli.permissions.sandbox_policy import Mount, SandboxPolicy
 from peri_cli.sandbox.relay import RELAY_PORT, proxy_env, relay_command
 
@@ -70,7 +72,7 @@ def build(
 ) -> Plan:
     """The bwrap command line that runs `argv` in `cwd` under `policy`. `empty_dir`: an empty
     folder outside every writable root, mounted read-only where a guarded folder is missing."""
-    args = [BWRAP, *_BASE]
+    args = [bwrap_program(policy), *_BASE]
     if os.geteuid() == 0:
         # Run as root bubblewrap keeps every capability unless told (a command could unmount the
         # read-only `.git/hooks`); as a user it drops them itself.
@@ -92,6 +94,16 @@ def build(
         env |= proxy_env(RELAY_PORT)
         command = ["bash", "-c", relay_script(policy.proxy_socket), "peri-relay", *command]
     return Plan([*args, "--", *command], env, created)
+
+
+def bwrap_program(policy: SandboxPolicy) -> str:
+    """bwrap's full path, from a PATH entry no sandboxed command can write (one planted in an
+    activated `.venv/bin` would run every later command unsandboxed)."""
+    found = programs.find(BWRAP, extra=policy.writable)
+    if found is None:
+        why = programs.missing(BWRAP, extra=policy.writable)
+        raise FileNotFoundError(errno.ENOENT, f"bubblewrap cannot be used: {why}")
+    return found
 
 
 def relay_script(socket: Path) -> str:

@@ -4,16 +4,16 @@ act on (with the install line)."""
 from __future__ import annotations
 
 import functools
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from peri_cli.base import programs
 from peri_cli.sandbox.seatbelt import SANDBOX_EXEC
 
 SEATBELT = "Seatbelt (sandbox-exec)"
-PROBE = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"]
+PROBE = ["--ro-bind", "/", "/", "--unshare-all", "true"]  # after bwrap's own full path
 INSTALL_LINE = (
     "install bubblewrap and socat (Debian/Ubuntu: `sudo apt-get install bubblewrap socat`; "
     "Fedora: `sudo dnf install bubblewrap socat`)"
@@ -51,10 +51,17 @@ def probe() -> Availability:
         return Availability(False, f"{SANDBOX_EXEC} is missing; commands run unsandboxed")
     if not sys.platform.startswith("linux"):
         return Availability(False, f"no sandbox for {sys.platform}")
-    if shutil.which("bwrap") is None:
+    # (Found only outside what sandboxed commands can write: one planted in an activated
+    # `.venv/bin` would run here, as the user, and then wrap every command.)
+    bwrap = programs.find("bwrap")
+    if bwrap is None and programs.only_where_writable("bwrap"):
+        return Availability(False, f"bubblewrap cannot be used: {programs.missing('bwrap')}")
+    if bwrap is None:
         return Availability(False, f"bubblewrap (bwrap) is not installed: {INSTALL_LINE}")
     try:
-        done = subprocess.run(PROBE, capture_output=True, text=True, timeout=10, check=False)
+        done = subprocess.run(
+            [bwrap, *PROBE], capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as e:
         return Availability(False, f"bubblewrap could not run ({e}): {INSTALL_LINE}")
     if done.returncode != 0:
@@ -64,4 +71,4 @@ def probe() -> Availability:
             f"bubblewrap cannot create a sandbox here ({said}); user namespaces may be off "
             "(sysctl kernel.unprivileged_userns_clone=1)",
         )
-    return Availability(True, socat=shutil.which("socat") is not None)
+    return Availability(True, socat=programs.find("socat") is not None)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from peri_cli.base import programs
+
 RELAY_PORT = 3128  # the sandbox has its own network namespace: no other program holds it
 # socat reads these as address syntax (`,` options, `:` parameters, `!!` two addresses)
 _SOCAT_SPECIAL = frozenset(",:!\"'\\ \t\n$")
@@ -20,7 +22,7 @@ def relay_command(port: int, socket_path: Path) -> list[str]:
     if _SOCAT_SPECIAL & set(text):
         raise ValueError(f"socat cannot name a socket path with these characters: {text!r}")
     return [
-        "socat",
+        programs.find("socat") or "socat",  # (its full path, as bwrap and the hook shell's)
         f"TCP-LISTEN:{port},fork,reuseaddr,bind=127.0.0.1",
         f"UNIX-CONNECT:{text}",
     ]

@@ -66,7 +66,7 @@ class PeriOptions:
     max_turns: int | None = None  # model calls per prompt
     resume: str | None = None  # a session id (or a unique prefix of 8+ characters)
     fork_session: bool = False  # with resume / continue_conversation: continue in a copy
-    continue_conversation: bool = False  # the workspace's most recent session
+    continue_conversation: bool = False  # the most recent session here that got an answer
     setting_sources: Sequence[SettingSource] | None = None  # None: no settings file is read
     peri_home: str | PathLike[str] | None = None  # default: $PERI_HOME, else ~/.peri
     env: Mapping[str, str] = field(default_factory=dict)  # on top of the process environment

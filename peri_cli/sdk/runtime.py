@@ -24,7 +24,7 @@ from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
-from peri_cli.session.store import SessionStore
+from peri_cli.session.store import SessionInfo, SessionStore
 
 __all__ = [
     "RunSpec",
@@ -180,11 +180,23 @@ def build_from_spec(spec: RunSpec) -> Runtime:
     return runtime
 
 
+def _nothing_to_continue(sessions: list[SessionInfo]) -> str:
+    """Why `-c` found nothing; sessions that never got an answer are passed over, not gone."""
+    if not sessions:
+        return "no session to continue in this workspace"
+    n = len(sessions)
+    some = "1 session" if n == 1 else f"{n} sessions"
+    return (
+        f"no session to continue in this workspace: {some} never got an answer "
+        f"(pick {'it' if n == 1 else 'one'} with peri -r)"
+    )
+
+
 def _open_session(runtime: Runtime, spec: RunSpec, trust: TrustState) -> None:
     if spec.cont:
         latest = runtime.store.latest()
         if latest is None:
-            raise StartupError("no session to continue in this workspace", exit_code=2)
+            raise StartupError(_nothing_to_continue(runtime.store.list()), exit_code=2)
         runtime.start_existing(latest, fork=spec.fork_session)
     elif spec.resume:
         runtime.start_existing(spec.resume, fork=spec.fork_session)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from peri_cli.agent.host import HeldPath, StartupError
+from peri_cli.base import programs
 from peri_cli.base.events import PermissionRequested
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.settings_sandbox import SandboxSettings, merge_sandbox
@@ -23,7 +24,12 @@ from peri_cli.permissions.call_facts import RuleContext
 from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.rulefile import RuleFileError
 from peri_cli.permissions.sandbox_file import SWITCHES, write_switch
-from peri_cli.permissions.sandbox_policy import SandboxPlaces, SandboxPolicy, build_policy
+from peri_cli.permissions.sandbox_policy import (
+    SandboxPlaces,
+    SandboxPolicy,
+    build_policy,
+    resolve_path,
+)
 from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
 from peri_cli.sandbox.allowlist import keep_domain
 from peri_cli.sandbox.asking import ask_through_events
@@ -32,6 +38,8 @@ from peri_cli.sandbox.netside import SOCKET_NAME, SessionNetwork
 from peri_cli.sandbox.probe import Availability, probe
 from peri_cli.sandbox.runner import BwrapSandbox, SeatbeltSandbox
 from peri_cli.sdk import sandboxreload
+from peri_cli.sdk.installplace import inside_warning, peri_inside
+from peri_cli.tools.bashsandbox import helper_roots
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -79,6 +87,7 @@ class SandboxSide:
     _sandbox_runner: BwrapSandbox | None = None
     _sandbox_tmp: Path | None = None
     _sandbox_told = False
+    _peri_inside: Path | None = None  # where Peri runs from, when sandboxed commands may write it
     start_proxy: ProxyStarter | None = None  # replaces the session's own proxy (`_start_network`)
     _network: SessionNetwork | None = None
     # Who answers a new domain (the face sets it: `network_ask`, `ask_network_through`); None:
@@ -100,6 +109,7 @@ class SandboxSide:
         """Read the settings and check availability; StartupError when it is required and cannot
         run. Says once why it is unavailable."""
         self.close_sandbox()  # built again from these settings when the agent is
+        programs.guard(self, (self.workspace,))  # before the probe looks for bwrap
         try:
             self._sandbox, problems = sandbox_settings(self.loaded, trusted=self.trusted)
         except SettingsError as e:
@@ -108,6 +118,8 @@ class SandboxSide:
         if not self._sandbox.enabled:
             return
         found = probe()
+        if found.available:
+            self._check_peri_place()
         if found.available or self._sandbox_told:
             return
         self._sandbox_told = True
@@ -118,6 +130,16 @@ class SandboxSide:
             )
         self.warnings.append(f"sandbox unavailable, commands ask as usual: {found.why_not}")
 
+    def _check_peri_place(self) -> None:
+        """Auto-allow off, said once, while Peri runs from where sandboxed commands write."""
+        assert self._sandbox is not None
+        home = Path(self.env.get("HOME", str(Path.home())))
+        places = SandboxPlaces(self.workspace, home, self.peri_home, self.workspace, self.env)
+        extra = (resolve_path(p, places) for p in self._sandbox.filesystem.allowWrite)
+        self._peri_inside = peri_inside((self.workspace, *extra))
+        if self._peri_inside is not None and self._sandbox.autoAllowBashIfSandboxed:
+            self.warnings.append(inside_warning(self._peri_inside, self.workspace))
+
     @property
     def sandbox_active(self) -> bool:
         return self._sandbox is not None and self._sandbox.enabled and probe().available
@@ -126,7 +148,7 @@ class SandboxSide:
         s = self._sandbox or SandboxSettings()
         return SandboxGate(
             active=self.sandbox_active,
-            auto_allow=s.autoAllowBashIfSandboxed,
+            auto_allow=s.autoAllowBashIfSandboxed and self._peri_inside is None,
             allow_unsandboxed=s.allowUnsandboxedCommands,
             excluded=tuple(excluded_rules(s.excludedCommands)),
         )
@@ -140,6 +162,7 @@ class SandboxSide:
             self._sandbox_home = home
             self._sandbox_stamp = sandboxreload.stamp(self._watched().values())
             policy = self._policy()
+            programs.guard(self, policy.writable)
             if probe().socat:
                 policy = policy.with_proxy((self.start_proxy or self._start_network)(policy))
             context = RuleContext(self.workspace, self.trusted, home)
@@ -172,6 +195,7 @@ class SandboxSide:
             self.peri_home,
             self._sandbox_tmp,
             self.env,
+            runtime=helper_roots(),
         )
         return build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
 
@@ -211,6 +235,7 @@ class SandboxSide:
             return
         self._sandbox = fresh.model_copy(update={"enabled": self._sandbox.enabled})
         runner.policy = self._policy().with_proxy(runner.policy.proxy_socket)
+        programs.guard(self, runner.policy.writable)
         if self._network is not None:
             self._network.gate.set_lists(runner.policy.domains, runner.policy.denied_domains)
         self._apply_gate()
@@ -282,6 +307,8 @@ class SandboxSide:
             f"Auto-allow sandboxed Bash: {_on(s.autoAllowBashIfSandboxed)}; "
             f"unsandboxed fallback: {_on(s.allowUnsandboxedCommands)}",
         ]
+        if self._peri_inside is not None:
+            lines.append(inside_warning(self._peri_inside, self.workspace))
         runner = self._sandbox_runner
         if runner is not None:
             lines += _policy_lines(runner.current_policy())
@@ -323,9 +350,13 @@ class SandboxSide:
             return f"could not save sandbox.{key}: {visible(str(e))}"
         self._sandbox = (self._sandbox or SandboxSettings()).model_copy(update={key: value})
         self._apply_gate()
-        return f"sandbox.{key} is now {str(value).lower()} (saved to {path})"
+        said = f"sandbox.{key} is now {str(value).lower()} (saved to {path})"
+        if name == "auto" and value and self._peri_inside is not None:
+            said += f"; it has no effect while {inside_warning(self._peri_inside, self.workspace)}"
+        return said
 
     def close_sandbox(self) -> None:
+        programs.release(self)
         if self._network is not None:
             self._network.close()
             self._network = None

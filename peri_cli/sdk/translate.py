@@ -83,8 +83,8 @@ class Translator:
                 return [SystemEvent.of("retry", attempt=attempt, delay=delay, reason=reason)]
             case Notice(text=text, level=level):
                 return [SystemEvent.of("notice", level=level, text=text)]
-            case TurnEnded(reason=reason, error=error) if reason != "done":
-                self.error = error or reason
+            case TurnEnded(reason=reason) if reason != "done":
+                self.error = event.line
             case TextDelta(text=text) if self.partial:
                 return [TextDeltaEvent(text=text)]
             case ThinkingDelta(text=text) if self.partial:

@@ -18,6 +18,7 @@ from peri_cli.session.transcript import (
     ClearMarker,
     Entry,
     Header,
+    Interruption,
     MessageEntry,
     ParentRef,
     Snapshot,
@@ -63,9 +64,22 @@ class SessionInfo:
     updated: str
     message_count: int
     parent: str | None = None
+    # Whether the model ever replied (`shows_an_answer`): a run that failed before any reply
+    # (a refused key) is still listed, but `-c` passes over it.
+    answered: bool = False
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
+
+
+def shows_an_answer(entry: Entry) -> bool:
+    """Whether the model replied: an assistant message, or a turn stopped after its reply had
+    begun (an older entry, which does not say, counts when the user stopped it)."""
+    if isinstance(entry, MessageEntry):
+        return entry.message.role == "assistant"
+    if isinstance(entry, Interruption):
+        return entry.replied if entry.replied is not None else entry.reason == "cancelled"
+    return False
 
 
 def _title_of(entry: MessageEntry) -> str:
@@ -111,6 +125,7 @@ class Session:
         self.entries.extend(entries)
         messages = [e for e in entries if isinstance(e, MessageEntry)]
         title = self._info.title
+        answered = self._info.answered or any(shows_an_answer(e) for e in entries)
         if not title:
             users = [e for e in messages if e.message.role == "user" and _title_of(e)]
             title = _title_of(users[0]) if users else ""
@@ -121,6 +136,7 @@ class Session:
             updated=now_iso(),
             message_count=self._info.message_count + len(messages),
             parent=self._info.parent,
+            answered=answered,
         )
         _write_sidecar(self.path, self._info)
 
@@ -153,9 +169,10 @@ def _write_sidecar(path: Path, info: SessionInfo) -> None:
 
 
 def scan_info(path: Path) -> SessionInfo:
-    """Listing facts from the file itself: types are peeked, only the header and title parsed."""
+    """Listing facts from the file itself: types are peeked; the header is parsed, and entries
+    only until the title and whether the model answered are known."""
     header: Header | None = None
-    title, updated, count = "", "", 0
+    title, updated, count, answered = "", "", 0, False
     with path.open("rb") as f:
         for line in f:
             kind = peek(line)
@@ -167,12 +184,17 @@ def scan_info(path: Path) -> SessionInfo:
                 if not isinstance(entry, Header):
                     break
                 header = entry
-            elif kind.type == "message":
-                count += 1
-                if not title:
-                    message = parse_entry(line.decode("utf-8"))
-                    if isinstance(message, MessageEntry) and message.message.role == "user":
-                        title = _title_of(message)
+            elif kind.type in ("message", "interruption"):
+                count += kind.type == "message"
+                if not (title and answered):  # parsed only until both are known
+                    entry = parse_entry(line.decode("utf-8"))
+                    answered = answered or shows_an_answer(entry)
+                    if (
+                        not title
+                        and isinstance(entry, MessageEntry)
+                        and entry.message.role == "user"
+                    ):
+                        title = _title_of(entry)
     if header is None:
         raise TranscriptError(f"{path}: no session header on the first line")
     return SessionInfo(
@@ -182,6 +204,7 @@ def scan_info(path: Path) -> SessionInfo:
         updated=updated,
         message_count=count,
         parent=header.parent.session_id if header.parent else None,
+        answered=answered,
     )
 
 
@@ -265,9 +288,8 @@ class SessionStore:
         return matches[0]
 
     def latest(self) -> str | None:
-        """The most recently updated session of this workspace."""
-        sessions = self.list()
-        return sessions[0].id if sessions else None
+        """The session `-c` continues: the most recently updated one that got an answer."""
+        return next((info.id for info in self.list() if info.answered), None)
 
     def fork(self, session_id: str) -> Session:
         """Copy a session's lines into a new session, byte for byte; the parent is only read.
@@ -302,6 +324,21 @@ class SessionStore:
             )
         return child
 
+    def delete(self, session_id: str) -> None:
+        """Remove a session and all that is kept with it: its folder (large outputs' side files,
+        SubAgent transcripts, checkpoints), its listing sidecar and its file. SessionLocked
+        while a process has it open."""
+        path = self.path_of(session_id)
+        if not path.exists():
+            raise SessionNotFound(f"no session {session_id} in this workspace")
+        writer = TranscriptWriter(path)  # holds the lock: no process opens it meanwhile
+        try:
+            shutil.rmtree(path.with_suffix(""), ignore_errors=True)  # links are not followed
+            _sidecar(path).unlink(missing_ok=True)
+            path.unlink()  # (its lock file stays, as TranscriptWriter.close says why)
+        finally:
+            writer.close()
+
     def list(self) -> list[SessionInfo]:
         """Newest first, from the sidecars (a missing or stale one is rebuilt from the file).
         Sessions that never got a message are left out."""
@@ -328,6 +365,8 @@ def _read_sidecar(path: Path) -> SessionInfo | None:
         if meta.stat().st_mtime < path.stat().st_mtime - 1:
             return None  # written by something that did not update the sidecar
         data = json.loads(meta.read_text())
+        if "answered" not in data:
+            return None  # written before the flag existed: rebuilt from the file once
         return SessionInfo(**data)
     except (OSError, ValueError, TypeError):
         return None

@@ -114,6 +114,22 @@ class Interruption(_Entry):
     type: Literal["interruption"] = "interruption"
     reason: Literal["cancelled", "failed"]
     text: str
+    # Whether the model's reply had begun (its text streaming, its tools running); None in
+    # entries written before this was recorded.
+    replied: bool | None = None
+
+
+class Refusal(_Entry):
+    """A request the provider refused for what it carried (400/413). What it had added since
+    the last request the provider accepted (`ids`: a prompt and its attachments, or a tool
+    round) is left out of the model's view, so it is never sent again; the lines stay. `text`,
+    when set, is a user-side note the model reads in their place."""
+
+    type: Literal["refused"] = "refused"
+    ids: list[str]
+    error: str
+    status: int | None = None
+    text: str = ""
 
 
 AgentState = Literal["queued", "running", "done", "failed", "interrupted"]
@@ -172,6 +188,7 @@ Entry = Annotated[
     | CompactBoundary
     | ClearMarker
     | Interruption
+    | Refusal
     | AgentStatus
     | CheckpointEntry
     | RewindMarker

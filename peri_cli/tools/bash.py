@@ -1,31 +1,33 @@
-"""Bash: run a shell command in the workspace, in its own process group (ended when the command
-is, with whatever it left running). Background commands are `bashjobs.py`, the output the
-model reads `bashoutput.py`, ending process groups `procgroups.py`."""
+"""Bash: run a shell command in the workspace, in a session of its own, started by the reaper
+(`reaping.py`), which ends whatever it left running when it ends. Background commands are
+`bashjobs.py`, the output the model reads `bashoutput.py`."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
-import subprocess
+import os
 import threading
-import uuid
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from peri_cli.base.programs import ProgramMissing
 from peri_cli.base.tool import PydanticTool, ToolContext, ToolKind, ToolOutput, ToolTraits
-from peri_cli.tools.bashjobs import Job, track, watch
+from peri_cli.tools import reaping
+from peri_cli.tools.bashjobs import Job, end_jobs, track, watch
 from peri_cli.tools.bashoutput import Capture, report, stream_progress
 from peri_cli.tools.bashsandbox import Launch
 from peri_cli.tools.bashsandbox import explained as _explained
 from peri_cli.tools.bashsandbox import launch as _launch
-from peri_cli.tools.procgroups import end_group, end_groups_now, group_alive
+from peri_cli.tools.sidefile import SideFile, new_side_file, relay
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-# After the shell exits, how long to wait for output still in flight before giving up on the pipe.
+# After the command ended, how long to wait for output still in flight before giving up on the pipe.
 _DRAIN_SECONDS = 0.5
+# How long a background command may take to start (the reaper's own start included).
+_START_SECONDS = 10.0
 
 
 @functools.cache
@@ -55,29 +57,19 @@ class BashParams(BaseModel):
     )
 
 
-def _side_file(ctx: ToolContext) -> Path:
-    return ctx.session_dir / "outputs" / f"{uuid.uuid4().hex}.txt"
-
-
-class _Shell(asyncio.SubprocessProtocol):
-    """Feeds merged stdout/stderr to a capture; signals the shell's exit and the pipe's close."""
+class _Shell(asyncio.Protocol):
+    """Feeds the command's merged stdout/stderr to a capture; says when the pipe has closed."""
 
     def __init__(self, capture: Capture) -> None:
-        loop = asyncio.get_running_loop()
         self.capture = capture
-        self.exited: asyncio.Future[None] = loop.create_future()
-        self.pipe_closed: asyncio.Future[None] = loop.create_future()
+        self.pipe_closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        self.capture.feed(data.encode() if isinstance(data, str) else data)
+    def data_received(self, data: bytes) -> None:
+        self.capture.feed(data)
 
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         if not self.pipe_closed.done():
             self.pipe_closed.set_result(None)
-
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
 
 
 class BashTool(PydanticTool[BashParams]):
@@ -96,7 +88,10 @@ class BashTool(PydanticTool[BashParams]):
 
     async def call(self, params: BashParams, ctx: ToolContext) -> ToolOutput:
         p = params
-        launch = _launch(p.command, ctx, outside=p.dangerouslyDisableSandbox)
+        try:
+            launch = _launch(p.command, ctx, outside=p.dangerouslyDisableSandbox)
+        except (ProgramMissing, FileNotFoundError) as e:  # no bash or bwrap but planted ones
+            return ToolOutput.error(str(e))
         if p.run_in_background:
             return self._start_background(ctx, launch)
         timeout_ms = p.timeout or DEFAULT_TIMEOUT_MS
@@ -113,103 +108,143 @@ class BashTool(PydanticTool[BashParams]):
         return output
 
     def terminate_background(self) -> None:
-        """End the process groups of background commands, what their shells started included
-        (call at session end; Peri's exit calls it too). SIGTERM, then SIGKILL after the grace."""
+        """End background commands and every process they started (call at session end;
+        Peri's exit calls it too). SIGTERM, then SIGKILL after the grace."""
         jobs, self._background = self._background, []
-        end_groups_now([j.pgid for j in jobs if not j.reaped], self._kill_grace)
-        for job in jobs:
-            job.release()
+        end_jobs(jobs, self._kill_grace)
 
     async def _run(
         self, timeout_ms: int, ctx: ToolContext, notes: list[str], launch: Launch
     ) -> ToolOutput:
-        capture = Capture(_side_file(ctx))
+        capture = Capture(new_side_file(ctx.session_dir))
         loop = asyncio.get_running_loop()
-        spawn = asyncio.ensure_future(
-            loop.subprocess_exec(
-                lambda: _Shell(capture),
-                *launch.argv,
-                cwd=ctx.workspace,
-                env=launch.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+        out_r, out_w = os.pipe()
+        try:
+            command = reaping.start(
+                launch.argv, launch.env, ctx.workspace, out_w, grace=self._kill_grace
+            )
+        except OSError as e:
+            os.close(out_r)
+            return ToolOutput.error(f"Could not start bash: {e.strerror or e}.")
+        finally:
+            os.close(out_w)
+        shell = _Shell(capture)
+        opened: list[asyncio.BaseTransport] = []
+        live: asyncio.Future[None] | None = None
+        try:
+            pipe, _ = await loop.connect_read_pipe(lambda: shell, os.fdopen(out_r, "rb", 0))
+            opened.append(pipe)
+            status_pipe, status = await command.watch()
+            opened.append(status_pipe)
+            live = asyncio.ensure_future(stream_progress(capture, ctx))
+            return await self._until_done(
+                command,
+                status,
+                shell=shell,
+                capture=capture,
+                timeout_ms=timeout_ms,
+                notes=notes,
+                ctx=ctx,
+            )
+        finally:
+            if live is not None:
+                live.cancel()
+            for transport in opened:
+                transport.close()
+            command.close()  # (its control pipe closed: a command still running is ended)
+
+    async def _until_done(
+        self,
+        command: reaping.Command,
+        status: reaping.StatusProtocol,
+        *,
+        shell: _Shell,
+        capture: Capture,
+        timeout_ms: int,
+        notes: list[str],
+        ctx: ToolContext,
+    ) -> ToolOutput:
+        """Wait for the command's shell; its keeper then ends what it left running."""
+        try:
+            said = await asyncio.wait_for(asyncio.shield(status.until("exited")), timeout_ms / 1000)
+            if said.failure is not None:
+                reason = said.failure.strerror or said.failure
+                return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {reason}.")
+            said = await status.until("ended")
+        except TimeoutError:
+            command.stop()
+            await asyncio.shield(status.until("ended"))
+            await asyncio.wait([shell.pipe_closed], timeout=_DRAIN_SECONDS)
+            body = capture.finish() or "(no output)"
+            return ToolOutput.error(
+                f"Command timed out after {timeout_ms} ms; it and every process it started were "
+                f"killed. If it needs longer, pass a larger timeout (max {MAX_TIMEOUT_MS}) or "
+                f"use run_in_background.\nOutput before the timeout:\n{body}"
+            )
+        except asyncio.CancelledError:
+            command.stop()
+            await asyncio.shield(status.until("ended"))
+            raise
+        # Only a process its keeper could not end (another user's) may still hold the pipe.
+        await asyncio.wait([shell.pipe_closed], timeout=_DRAIN_SECONDS)
+        return ToolOutput.text(
+            report(
+                capture,
+                said.code,
+                notes,
+                shell.pipe_closed.done(),
+                left=said.left,
+                survivors=said.survivors,
             )
         )
-        try:
-            # Shielded: cancelled while the pipes connect, asyncio would kill only the shell,
-            # and what it had started already would live on.
-            transport, shell = await asyncio.shield(spawn)
-        except OSError as e:
-            return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {e.strerror or e}.")
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                transport, _ = await spawn
-                await end_group(transport.get_pid(), self._kill_grace)
-                transport.close()
-            raise
-        # start_new_session makes the shell a session and group leader: its pid is the group id.
-        pgid = transport.get_pid()
-        live = asyncio.ensure_future(stream_progress(capture, ctx))
-        try:
-            try:
-                await asyncio.wait_for(asyncio.shield(shell.exited), timeout_ms / 1000)
-            except TimeoutError:
-                await end_group(pgid, self._kill_grace)
-                await asyncio.wait([shell.exited, shell.pipe_closed], timeout=1.0)
-                body = capture.finish() or "(no output)"
-                return ToolOutput.error(
-                    f"Command timed out after {timeout_ms} ms; it and its child processes were "
-                    f"killed. If it needs longer, pass a larger timeout (max {MAX_TIMEOUT_MS}) or "
-                    f"use run_in_background.\nOutput before the timeout:\n{body}"
-                )
-            except asyncio.CancelledError:
-                await end_group(pgid, self._kill_grace)
-                raise
-            # What the command left running in its group (`server &`) would outlive Peri: end it.
-            left_running = await end_group(pgid, self._kill_grace)
-            # Processes outside the group (setsid) may keep the pipe open; don't wait on them.
-            await asyncio.wait([shell.pipe_closed], timeout=_DRAIN_SECONDS)
-            returncode = transport.get_returncode()
-        finally:
-            live.cancel()
-            transport.close()
-        text = report(capture, returncode, notes, shell.pipe_closed.done(), left_running)
-        return ToolOutput.text(text)
 
     def _start_background(self, ctx: ToolContext, launch: Launch) -> ToolOutput:
         self._release_finished()
-        out_path = _side_file(ctx)
+        side = SideFile(new_side_file(ctx.session_dir))
+        if not side.open():
+            launch.finish()
+            return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {side.error}.")
+        out_path = side.path
+        out, into = os.pipe()  # through Peri, which keeps the side file under its cap
         try:
-            out_path.parent.mkdir(parents=True, exist_ok=True)
-            with out_path.open("ab") as out:
-                proc = subprocess.Popen(
-                    launch.argv,
-                    cwd=ctx.workspace,
-                    env=launch.env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+            command = reaping.start(
+                launch.argv,
+                launch.env,
+                ctx.workspace,
+                into,
+                grace=self._kill_grace,
+                background=True,
+            )
         except OSError as e:
+            os.close(out)
+            side.release()
             launch.finish()
             return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {e.strerror or e}.")
-        job = Job(proc, on_exit=launch.finish)
+        finally:
+            os.close(into)  # the command's now: the relay ends when all it started close theirs
+        said = command.read_until("started", timeout=_START_SECONDS)
+        if said.pid is None:
+            command.close()
+            os.close(out)
+            side.release()
+            launch.finish()
+            reason = said.failure.strerror if said.failure else "it did not start in time"
+            return ToolOutput.error(f"Could not start bash in {ctx.workspace}: {reason}.")
+        job = Job(command, said.pid, on_exit=launch.finish)
         self._background.append(job)
         track(job)
-        threading.Thread(target=watch, args=(job, out_path), daemon=True).start()
+        side.share()  # the relay's and the watcher's
+        copier = threading.Thread(target=relay, args=(out, side), daemon=True)
+        copier.start()
+        threading.Thread(target=watch, args=(job, side, copier), daemon=True).start()
         return ToolOutput.text(
-            f"Started in the background with pid {proc.pid} (also its process group id).\n"
+            f"Started in the background with pid {said.pid} (also its process group id).\n"
             f"Its output goes to {out_path}; Read that file to check progress. A line "
             f"'[exit code N]' is appended when the command finishes. To stop it early, run "
-            f"`kill -TERM -{proc.pid}` with Bash. It is stopped when Peri exits."
+            f"`kill -TERM -{said.pid}` with Bash. It, and every process it started, is stopped "
+            f"when Peri exits."
         )
 
     def _release_finished(self) -> None:
-        """Reap background shells that have exited and left nothing running in their group."""
-        done = [j for j in self._background if j.exited.is_set() and not group_alive(j.pgid)]
-        for job in done:
-            job.release()
-            self._background.remove(job)
+        """Forget background commands that have ended with all they started."""
+        self._background = [j for j in self._background if not j.ended.is_set()]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import signal
 from pathlib import Path
-from typing import BinaryIO
 
 from peri_cli.base.tool import ToolContext
+from peri_cli.tools.sidefile import MAX_SIDE_FILE_BYTES, SideFile
 
 TAIL_CHARS = 30_000
 # Enough bytes to hold TAIL_CHARS characters of any UTF-8 text.
@@ -20,25 +20,21 @@ PROGRESS_CHARS = 4000
 
 
 class Capture:
-    """Holds output in memory while small; once large, spills it to a side file, keeps a tail."""
+    """Holds output in memory while small; once large, spills it to a side file (up to its cap),
+    keeps a tail."""
 
     def __init__(self, side_file: Path) -> None:
-        self._side_file = side_file
+        self._side = SideFile(side_file)
         self._buffer = bytearray()  # all output until spilled, then only its tail
-        self._file: BinaryIO | None = None
-        self._spill_error: str | None = None
+        self.spilled = False
         self.total_bytes = 0
         self.total_lines = 0
-
-    @property
-    def spilled(self) -> bool:
-        return self._file is not None or self._spill_error is not None
 
     def feed(self, data: bytes) -> None:
         self.total_bytes += len(data)
         self.total_lines += data.count(b"\n")
-        if self._file is not None:
-            self._file.write(data)
+        if self.spilled:
+            self._side.write(data)
         self._buffer += data
         if not self.spilled and len(self._buffer) > _TAIL_BYTES:
             self._spill()
@@ -50,12 +46,9 @@ class Capture:
         return self._buffer[-chars * 4 :].decode("utf-8", errors="replace")[-chars:]
 
     def _spill(self) -> None:
-        try:
-            self._side_file.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self._side_file.open("wb")
-            self._file.write(self._buffer)
-        except OSError as e:
-            self._spill_error = f"the full output could not be saved: {e.strerror or e}"
+        self.spilled = True
+        if self._side.open():
+            self._side.write(bytes(self._buffer))
 
     def finish(self) -> str:
         """The text for the model: all output, or a note on where it all is plus the tail."""
@@ -64,20 +57,31 @@ class Capture:
             if len(text) <= TAIL_CHARS:
                 return text
             self._spill()
-        if self._file is not None:
-            self._file.close()
-        where = self._spill_error or (
-            f"the full output is in {self._side_file} (Read it with offset/limit, or Grep it)"
-        )
+        self._side.release()
         tail = text[-TAIL_CHARS:]
         first_break = tail.find("\n", 0, 1000)
         if text[-TAIL_CHARS - 1 : -TAIL_CHARS] != "\n" and first_break != -1:
             tail = tail[first_break + 1 :]  # start at a whole line
         note = (
             f"[Output was {self.total_lines} lines, {self.total_bytes} bytes; showing only the "
-            f"last {len(tail)} characters; {where}.]\n"
+            f"last {len(tail)} characters; {self._where()}.]\n"
         )
         return note + tail
+
+    def _where(self) -> str:
+        side = self._side
+        how = "Read it with offset/limit, or Grep it"
+        if side.error and not side.saved:
+            return side.error
+        if side.error:
+            return f"{side.error}; what was saved is in {side.path} ({how})"
+        if side.dropped:
+            return (
+                f"its first {side.saved} bytes are in {side.path} ({how}); a saved output "
+                f"keeps up to {MAX_SIDE_FILE_BYTES >> 20} MiB, so the other {side.dropped} "
+                "bytes were not saved"
+            )
+        return f"the full output is in {side.path} ({how})"
 
 
 async def stream_progress(capture: Capture, ctx: ToolContext) -> None:
@@ -104,18 +108,27 @@ def report(
     returncode: int | None,
     notes: list[str],
     pipe_closed: bool,
-    left_running: bool,
+    *,
+    left: int,
+    survivors: int = 0,
 ) -> str:
+    """The result: output, what was left running and stopped (`left` processes, `survivors` of
+    them not: another user's), the exit code or signal."""
     parts = [*notes, capture.finish().rstrip("\n") or "(no output)"]
-    if left_running:
+    if left > survivors:
         parts.append(
             "[The command left processes running in the background; they were stopped when it "
             "finished. Use run_in_background for a process that must keep running.]"
         )
+    if survivors:
+        parts.append(
+            f"[{survivors} of the processes it left running could not be stopped (they run as "
+            "another user) and may still be running.]"
+        )
     if not pipe_closed:
         parts.append(
-            "[Processes the command started outside its process group still hold its output; "
-            "their later output is not captured.]"
+            "[A process that Peri could not stop still holds the command's output; its later "
+            "output is not captured.]"
         )
     if returncode is not None and returncode < 0:
         parts.append(f"Killed by signal {_signal_name(-returncode)}")

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from peri_cli.base.atomic import atomic_write
+from peri_cli.base.safe_read import SafeReadError, read_bytes
 from peri_cli.base.tool import (
     FilePort,
     PydanticTool,
@@ -22,6 +23,8 @@ from peri_cli.base.tool import (
 from peri_cli.tools.write import count_lines, file_writes, real_path
 
 SNIFF_BYTES = 8192
+# Edit loads the whole file; past this (a checkpoint's own limit) it refuses to.
+MAX_EDIT_BYTES = 64 << 20
 CONTEXT_LINES = 3
 MAX_SNIPPET_LINES = 40
 MAX_SNIPPET_LINE_CHARS = 500
@@ -73,16 +76,16 @@ def _edit(path: Path, p: EditParams) -> ToolOutput:
         return ToolOutput.error(_IDENTICAL)
     if path.is_dir():
         return ToolOutput.error(f"{path} is a directory, not a file.")
-    text = None
-    if path.exists():
-        try:
-            data = path.read_bytes()
-        except OSError as e:
-            return ToolOutput.error(f"Cannot read {path}: {e.strerror or e}.")
-        if b"\0" in data[:SNIFF_BYTES]:
-            return ToolOutput.error(f"{path} is a binary file; Edit only changes text files.")
-        # surrogateescape round-trips bytes that are not UTF-8, so the rest stays intact.
-        text = data.decode("utf-8", errors="surrogateescape")
+    try:  # a FIFO is never waited for, a device (/dev/zero) never loaded
+        data: bytes | None = read_bytes(path, max_bytes=MAX_EDIT_BYTES)
+    except SafeReadError as e:
+        if not e.missing:
+            return ToolOutput.error(f"Cannot edit {e}.")
+        data = None
+    if data is not None and b"\0" in data[:SNIFF_BYTES]:
+        return ToolOutput.error(f"{path} is a binary file; Edit only changes text files.")
+    # surrogateescape round-trips bytes that are not UTF-8, so the rest stays intact.
+    text = None if data is None else data.decode("utf-8", errors="surrogateescape")
     plan = _plan(path, text, p)
     return plan if isinstance(plan, ToolOutput) else _save(path, *plan)
 

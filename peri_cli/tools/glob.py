@@ -213,13 +213,15 @@ def _glob(
         hidden, found = len(found) - len(kept), kept
     if not found:
         return ToolOutput.text(
-            f"No files matched {p.pattern!r} that you may read ({hidden} hidden "
-            "by a Read deny rule)."
+            f"No files matched {p.pattern!r} that you may read ({hidden} kept from you by a "
+            "Read deny rule or a hidden path)."
         )
     found.sort(key=lambda f: (-_mtime(f), str(f)))
     shown = [display_path(f, ctx.workspace) for f in found[:MAX_RESULTS]]
     if hidden:
-        shown.append(f"({hidden} more matched but a Read deny rule keeps them from you.)")
+        shown.append(
+            f"({hidden} more matched but a Read deny rule or a hidden path keeps them from you.)"
+        )
     if len(found) > MAX_RESULTS:
         shown.append(
             f"(Showing the {MAX_RESULTS} most recently modified of {len(found)} matches. "

@@ -14,7 +14,6 @@ import functools
 import json
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from peri_cli.base import programs
 from peri_cli.base.tool import (
     PydanticTool,
     Reads,
@@ -37,6 +37,7 @@ from peri_cli.base.tool import (
 from peri_cli.tools.bashsandbox import finish_after, helper_launch
 from peri_cli.tools.glob import allowed_ignored, glob_to_regex
 from peri_cli.tools.grepcollect import MAX_LINE_CHARS, Collector
+from peri_cli.tools.sidefile import gone_note
 from peri_cli.tools.walk import IGNORED_DIRS, display_path
 
 OutputMode = Literal["files_with_matches", "content", "count"]
@@ -110,11 +111,11 @@ class GrepTool(PydanticTool[GrepParams]):
     ) -> None:
         """`use_ripgrep`: None uses `rg` when it is on PATH; False forces the Python search.
         `timeout`: seconds after which a search is stopped and its partial results returned."""
-        rg = shutil.which("rg") if use_ripgrep is not False else None
+        rg = programs.find("rg") if use_ripgrep is not False else None  # (not a planted one)
         if use_ripgrep and rg is None:
             raise ValueError("use_ripgrep=True but rg is not on PATH")
         self._rg = rg
-        self._bash = shutil.which("bash")
+        self._bash = programs.find("bash")
         self._timeout = timeout
 
     def description(self) -> str:
@@ -129,7 +130,10 @@ class GrepTool(PydanticTool[GrepParams]):
         try:
             mode = root.stat().st_mode
         except (OSError, ValueError):
-            return ToolOutput.error(f"Path not found: {root}. Pass an existing file or directory.")
+            gone = gone_note(root)
+            return ToolOutput.error(
+                gone or f"Path not found: {root}. Pass an existing file or directory."
+            )
         if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
             return ToolOutput.error(
                 f"{root} is not a regular file or directory (a FIFO, socket or device), so it "
@@ -145,7 +149,8 @@ class GrepTool(PydanticTool[GrepParams]):
             return ToolOutput.error(failure)
         if collector.hidden:
             search.notes.append(
-                f"[{collector.hidden} more results are in files a Read deny rule keeps from you.]"
+                f"[{collector.hidden} more results are in files a Read deny rule or a hidden "
+                "path keeps from you.]"
             )
         return ToolOutput.text(_report(p, root, ctx.workspace, collector, search.notes))
 
@@ -204,10 +209,10 @@ class GrepTool(PydanticTool[GrepParams]):
             )
             collector.reset()
             return await _python_search(p, root, ctx, collector, search)
-        if returncode == 2 and not collector.total:
-            if "regex" in stderr:
+        if returncode not in (0, 1) and not collector.total:  # 2: its error; else not run
+            if returncode == 2 and "regex" in stderr:
                 return _invalid_regex(p.pattern, stderr)
-            return f"ripgrep failed: {stderr or f'exit code {returncode}'}."
+            return f"ripgrep failed: {stderr or 'no message'} (exit code {returncode})."
         return None
 
 

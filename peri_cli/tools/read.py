@@ -23,6 +23,7 @@ from peri_cli.base.tool import (
     ToolOutput,
     ToolTraits,
 )
+from peri_cli.tools.sidefile import gone_note
 from peri_cli.tools.walk import open_regular
 
 MAX_LINE_CHARS = 2000
@@ -70,7 +71,8 @@ async def _read_through(files: FilePort, path: Path, offset: int, limit: int) ->
     try:
         text = await files.read_text(str(path))
     except FileNotFoundError:
-        return ToolOutput.error(f"File not found: {path}. Use Glob to find the file.")
+        gone = gone_note(path)
+        return ToolOutput.error(gone or f"File not found: {path}. Use Glob to find the file.")
     data = io.BytesIO(text.encode("utf-8", errors="replace"))
     return _numbered_lines(data, path, offset, limit)
 
@@ -106,6 +108,8 @@ def read_file(path: Path, offset: int = 1, limit: int = 2000) -> ToolOutput:
 
 
 def _not_found(path: Path) -> str:
+    if (gone := gone_note(path)) is not None:
+        return gone
     parent = path.parent
     if not parent.is_dir():
         return f"File not found: {path} (its directory {parent} does not exist either). Use Glob."

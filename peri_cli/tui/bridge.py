@@ -45,6 +45,7 @@ CostOf = Callable[[Usage], float | None]
 Interruption = Callable[[], str | None]
 SummaryOf = Callable[[], str]
 CANCELLED = "Cancelled: the turn was stopped."
+BRING_BACK = "Up brings it back to edit."  # a prompt the provider refused (agent/refusals)
 
 _END_NOTICES: dict[str, Level] = {
     "cancelled": "warning",
@@ -137,7 +138,9 @@ class Bridge:
         if ended.reason == "cancelled":
             text = CANCELLED
         else:
-            text = f"Stopped: {ended.error or ended.reason}"
+            text = f"Stopped: {ended.line}"
+            if ended.left_out == "prompt":
+                text += " " + BRING_BACK
         if stopped:
             await self._interrupted()
         level = _END_NOTICES.get(ended.reason, "warning")

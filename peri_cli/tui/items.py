@@ -72,6 +72,7 @@ class _Builder:
 
 SUMMARY_TITLE = "Summary of the earlier conversation (what the model sees now)"
 REINJECT_TITLE = "Files and skills re-injected after the compaction"
+REFUSED_HEAD = "Left out of the conversation, the provider refused it: "
 ATTACHED_TITLE = "Attached to the prompt (@ files, pasted images)"
 SHELL_TITLE = "Your shell command (!) and its output, as the model sees it"
 
@@ -101,6 +102,7 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
         Interruption,
         MessageEntry,
         ProjectionEntry,
+        Refusal,
     )
 
     hidden = hidden_ids(entries)  # a /rewind hid them from the screen too
@@ -133,6 +135,8 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
             b.items.append(
                 NoticeItem(entry.text, "warning" if entry.reason == "cancelled" else "error")
             )
+        elif isinstance(entry, Refusal):  # what it left out stays on screen, above it
+            b.items.append(NoticeItem(f"{REFUSED_HEAD}{entry.error}", "error"))
         elif isinstance(entry, ProjectionEntry):
             b.items.append(
                 SeparatorItem(

@@ -70,5 +70,9 @@ KEYS = [
 INPUT = [
     ("@path", "attach a file (as Read shows it), a folder's listing or an image, on send"),
     ("paste an image", "a path to an image, or image data: attached, shown as [image #N]"),
+    (
+        "paste 20+ lines",
+        "shown as [Pasted text #N +L lines], sent whole in its place; Up brings back all of it",
+    ),
     ("!command", "run a shell command yourself (no approval); the model sees it and its output"),
 ]

@@ -156,7 +156,10 @@ async def test_explore_lists_only_read_only_tools_and_unknown_types_are_refused(
     agent, _, provider = setup(workspace, replies)
     events = await drive(agent, "go")
     child = next(r for r in provider.requests if first_user_text(r) == "look")
-    assert sorted(t.name for t in child.tools) == ["Glob", "Grep", "Read"]
+    read_only = sorted(t.name for t in agent.tools.direct.values() if t.traits.read_only)
+    assert sorted(t.name for t in child.tools) == read_only  # what the tools say of themselves
+    assert {"Glob", "Grep", "Read"} <= set(read_only)
+    assert not {"Write", "Edit", "Bash", "Agent"} & set(read_only)
     bad = [e for e in events if isinstance(e, ToolFinished) and e.is_error]
     assert "Unknown subagent_type 'nope'" in bad[0].output and "explore, general" in bad[0].output
 

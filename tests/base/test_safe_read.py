@@ -13,6 +13,7 @@ from peri_cli.base.safe_read import (
     SafeReadError,
     is_inside,
     read_bytes,
+    read_head,
     read_text,
 )
 
@@ -134,3 +135,22 @@ def test_inside_a_symlinked_root(tmp_path: Path) -> None:
     (tmp_path / "alias").symlink_to(real)
     assert read_text(tmp_path / "alias" / "a.md", inside=tmp_path / "alias") == "a"
     assert read_text(real / "a.md", inside=tmp_path / "alias") == "a"
+
+
+def test_read_head_gives_the_start_of_a_larger_file_and_says_it_was_cut(tmp_path: Path) -> None:
+    f = tmp_path / "log.txt"
+    f.write_bytes(b"0123456789" * 10)
+    assert read_head(f, 25) == (b"0123456789012345678901234", True)
+    assert read_head(f, 100) == (b"0123456789" * 10, False)
+
+
+def test_read_head_refuses_what_read_bytes_refuses(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "HEAD")  # nobody writes to it: a plain open() would wait forever
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    for path in (tmp_path / "HEAD", tmp_path / "zero", tmp_path):
+        with pytest.raises(SafeReadError) as e:
+            read_head(path, 1 << 20)
+        assert e.value.problem == "not_regular"
+    with pytest.raises(SafeReadError) as e:
+        read_head(tmp_path / "gone.txt", 10)
+    assert e.value.missing

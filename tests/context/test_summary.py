@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from pathlib import Path
+
 from peri_cli.base.messages import Message, TextPart, ToolUsePart, tool_result, user_text
 from peri_cli.context.directives import TruncateResult
 from peri_cli.context.micro import ORIGIN_SUMMARY
@@ -10,6 +14,7 @@ from peri_cli.context.summary import (
     USER_TEXTS_KEY,
     files_read,
     keep_typed,
+    read_current,
     skills_used,
     summary_messages,
     typed_texts,
@@ -99,3 +104,28 @@ def test_summary_messages_cut_tool_blocks_and_long_texts() -> None:
     assert max(sizes) < 2_500
     assert all(isinstance(p, TextPart) for m in out for p in m.content)
     assert "not quoted" in out[1].text
+
+
+def test_read_current_numbers_the_start_of_a_large_file(tmp_path: Path) -> None:
+    f = tmp_path / "big.txt"
+    f.write_text("line\n" * 300_000)  # 1.5 MB: more than is re-injected
+    text = read_current(f)
+    assert text is not None and text.startswith("     1\tline\n")
+    assert text.endswith("(file continues)\n")
+    assert read_current(tmp_path / "gone.txt") is None
+
+
+def test_issue37_item5_compaction_rereads_no_fifo_or_device(tmp_path: Path) -> None:
+    """A file the model read, swapped for a FIFO (or a link to /dev/zero) before the compaction,
+    is left out of the re-injection instead of blocking the compaction."""
+    fifo = tmp_path / "notes.md"
+    os.mkfifo(fifo)
+    got: list[str | None] = []
+    thread = threading.Thread(target=lambda: got.append(read_current(fifo)), daemon=True)
+    thread.start()
+    thread.join(timeout=20)
+    if thread.is_alive():  # let it go: open the other end and close it
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert got == [None], "read_current waited for a writer to the FIFO"
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    assert read_current(tmp_path / "zero") is None

@@ -266,7 +266,10 @@ def test_kill_9_during_bash_then_clean_resume(peri: Peri) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     peri.server.set_script([{"text": "resumed fine"}])
-    result = peri.json("-c", "-p", "continue")
+    # by id: a session killed before its first reply was committed never got an answer, and
+    # `-c` passes over those (issue 37 item 11)
+    (killed,) = peri.sessions_dir.glob("*.jsonl")
+    result = peri.json("-r", killed.stem, "-p", "continue")
     assert result["result"] == "resumed fine"
     body = peri.model_calls()[-1]
     assert "tool_use" not in json.dumps(body["messages"])  # no half turn was committed

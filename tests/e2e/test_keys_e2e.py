@@ -14,13 +14,20 @@ import pytest
 
 from tests.e2e.conftest import API_KEY, Peri
 
-# The Bash call: Peri's environment as its child sees it, Peri found through $PPID and `ps`
-# (other tests' Peri processes on this machine are not this one's business).
-READ_ENVIRON = (
-    "echo PARENT=$(tr '\\0' ' ' < /proc/$PPID/cmdline); "
-    "cat /proc/$PPID/environ | tr '\\0' '\\n'; echo ---; "
-    "p=$(ps -o ppid= -p $$ | tr -d ' '); echo PS=$p; "
-    "tr '\\0' '\\n' < /proc/$p/environ; echo END"
+# Peri, found from a command as its nearest ancestor running `-m peri_cli` (the command's
+# parent is its keeper, the reaper's process; other tests' Peri processes are not this one's).
+FIND_PERI = (
+    'peri=$PPID; while [ "$peri" -gt 1 ] && '
+    "! tr '\\0' ' ' < /proc/$peri/cmdline | grep -q -e '-m peri_cli'; do "
+    "peri=$(ps -o ppid= -p $peri | tr -d ' '); done; "
+)
+# The Bash call: Peri's environment as a command sees it, Peri found through `ps`, and its
+# parent's (the keeper).
+READ_ENVIRON = FIND_PERI + (
+    "echo PARENT=$(tr '\\0' ' ' < /proc/$peri/cmdline); "
+    "cat /proc/$peri/environ | tr '\\0' '\\n'; echo ---; "
+    "echo KEEPER=$(tr '\\0' ' ' < /proc/$PPID/cmdline); "
+    "tr '\\0' '\\n' < /proc/$PPID/environ; echo END"
 )
 
 
@@ -64,7 +71,7 @@ def _sent_key(peri: Peri) -> list[str]:
 def test_a_child_reads_no_key_from_peris_environ(peri: Peri, provider: str) -> None:
     peri.provider = provider
     seen = _bash(peri, READ_ENVIRON)
-    assert "PARENT=" in seen and "peri_cli" in seen  # $PPID is Peri itself
+    assert "PARENT=" in seen and "-m peri_cli" in seen and "KEEPER=" in seen
     assert "END" in seen
     if os.geteuid() == 0:  # root reads the file despite PR_SET_DUMPABLE: the block itself is clean
         assert "PERI_HOME=" in seen
@@ -83,13 +90,15 @@ def test_peris_memory_is_closed_to_its_own_users_children(peri: Peri) -> None:
         # Root's children may read it whatever Peri does (CAP_SYS_PTRACE); started without that
         # capability, Peri and its children are what any user's Peri and commands are.
         prefix = ("capsh", "--drop=cap_sys_ptrace", "--", "-c", 'exec "$@"', "peri")
-    probe = (
+    probe = FIND_PERI + (
         "grep CapEff /proc/self/status; "
-        "exec 3< /proc/$PPID/mem && echo MEM-OPEN || echo MEM-DENIED; "
-        'echo "ENV=$(tr -d "\\0" < /proc/$PPID/environ | wc -c)"'
+        "(exec 3< /proc/$peri/mem) && echo MEM-OPEN || echo MEM-DENIED; "
+        "(exec 3< /proc/$PPID/mem) && echo KEEPER-OPEN || echo KEEPER-DENIED; "
+        'echo "ENV=$(tr -d "\\0" < /proc/$peri/environ | wc -c)"'
     )
     seen = _bash(peri, probe, prefix=prefix)
     assert "MEM-DENIED" in seen and "MEM-OPEN" not in seen
+    assert "KEEPER-DENIED" in seen and "KEEPER-OPEN" not in seen
     # (environ: closed to another user's process; root reads it, so the block is wiped)
     assert API_KEY not in seen
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from peri_cli.context.snapshot import base_section
 from peri_cli.session.transcript_file import load
+from peri_cli.tools import capability_tools
 from tests.e2e.conftest import Peri, system_text
 from tests.e2e.test_mcp_e2e import TIME, execute, script, tool_names, tool_results
 from tests.mcp.helpers import pids
@@ -281,8 +282,9 @@ def test_peri_meta_json_has_the_contract_shape(peri: Peri) -> None:
         "name": "files",
         "enabled": True,
         "source": "built-in",
-        "tools": ["Read", "Write", "Edit"],
+        "tools": capability_tools()["files"],  # what the tools' own traits say
     }
+    assert caps["files"]["tools"][:3] == ["Read", "Write", "Edit"]
     assert caps["mcp"]["tools"] == ["mcp__time__*"]
     assert data["builtin_subagents"] == {"enabled": False, "source": str(project_file)}
     (warning,) = data["warnings"]

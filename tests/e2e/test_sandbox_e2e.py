@@ -219,15 +219,25 @@ def test_excluded_commands_run_outside_with_ordinary_approval(peri: Peri) -> Non
 
 
 def test_grep_searches_inside_the_sandbox(peri: Peri) -> None:
-    """Grep's helper process runs under the same sandbox as Bash: a hidden folder (~/.ssh, the
-    planted key) has nothing to find with the sandbox on, and the key with it off."""
+    """Grep's helper process runs under the same sandbox as Bash: a folder outside the workspace
+    under /tmp (a fresh tmpfs inside) has nothing to find with the sandbox on, and its file with
+    it off. The hidden ~/.ssh is asked about (denied headless) sandbox on or off, `bypass` too."""
+    elsewhere = peri.home.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "note.txt").write_text("FAKE-KEY-DO-NOT-LEAK-2\n")
     grep = {
+        "name": "Grep",
+        "input": {"pattern": "FAKE-KEY", "path": str(elsewhere), "output_mode": "content"},
+    }
+    key = {
         "name": "Grep",
         "input": {"pattern": "FAKE-KEY", "path": str(peri.home / ".ssh"), "output_mode": "content"},
     }
     sandboxed(peri)
-    (inside,) = run_calls(peri, [grep], "--permission-mode", "bypass")
-    assert "FAKE-KEY-DO-NOT-LEAK" not in inside, inside
+    inside, secret = run_calls(peri, [grep, key], "--permission-mode", "bypass")
+    assert "FAKE-KEY-DO-NOT-LEAK" not in inside + secret, (inside, secret)
+    assert "hidden path" in secret
     sandboxed(peri, enabled=False)
-    (outside,) = run_calls(peri, [grep], "--permission-mode", "bypass")
-    assert "FAKE-KEY-DO-NOT-LEAK" in outside, outside  # the same call finds it unsandboxed
+    outside, secret = run_calls(peri, [grep, key], "--permission-mode", "bypass")
+    assert "FAKE-KEY-DO-NOT-LEAK-2" in outside, outside  # the same call finds it unsandboxed
+    assert "FAKE-KEY-DO-NOT-LEAK" not in secret and "hidden path" in secret, secret

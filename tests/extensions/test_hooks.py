@@ -422,6 +422,47 @@ async def test_cancelling_ends_the_hook(ws: Path) -> None:
     assert _gone(int((ws / "pid").read_text()))
 
 
+def _plant(folder: Path, log: Path, *names: str) -> None:
+    """Programs that note they ran (a sandboxed command could have put them there)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_text(f"#!/bin/sh\necho planted {name} >> {log}\n")
+        (folder / name).chmod(0o755)
+
+
+async def test_item37_4_a_hook_never_runs_a_shell_or_interpreter_planted_on_path(
+    ws: Path,
+) -> None:
+    venv, log = ws / ".venv" / "bin", ws.parent / "planted.log"
+    _plant(venv, log, "bash", "sh", "python3", "env")
+    env = {"PATH": f"{venv}:{os.environ['PATH']}"}
+    command = (
+        "python3 -c 'import sys; print(sys.executable)' > exe.txt; "
+        'echo "$PATH" > path.txt; env python3 -c pass'
+    )
+    run = await run_hook(Hook("Stop", command, source=USER), b"{}", cwd=ws, env=env)
+    assert run.exit_code == 0, run
+    assert not log.exists(), log.read_text()
+    assert ".venv" not in (ws / "exe.txt").read_text()
+    # The workspace's folders are kept (its own tools still resolve), after the others.
+    assert (ws / "path.txt").read_text().strip().split(":")[-1] == str(venv)
+
+
+async def test_item37_4_an_interpreter_found_only_where_commands_write_is_not_run(
+    ws: Path, tmp_path: Path
+) -> None:
+    venv, log = ws / ".venv" / "bin", tmp_path / "planted.log"
+    _plant(venv, log, "python3")
+    system = tmp_path / "system"
+    system.mkdir()
+    os.symlink("/bin/sh", system / "sh")
+    env = {"PATH": f"{venv}:{system}"}
+    run = await run_hook(Hook("Stop", "python3 hook.py", source=USER), b"{}", cwd=ws, env=env)
+    assert run.exit_code is None and not log.exists()
+    assert run.error is not None and str(venv) in run.error
+    assert "only in folders that sandboxed commands can write" in run.error
+
+
 async def test_a_hook_that_cannot_start(ws: Path) -> None:
     hook = Hook("Stop", "true", source=USER)
     outcome = await run_hooks("Stop", {}, [hook], cwd=ws / "missing", env=dict(os.environ))

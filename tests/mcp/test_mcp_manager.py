@@ -21,7 +21,16 @@ from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.manager import McpManager
 from peri_cli.mcp.plan import Skipped
 from peri_cli.mcp.status import Timeouts
-from tests.mcp.helpers import SERVERS, alive, env_for, pids, stdio, time_server, wait_for
+from tests.mcp.helpers import (
+    SERVERS,
+    TIME_SERVER,
+    alive,
+    env_for,
+    pids,
+    stdio,
+    time_server,
+    wait_for,
+)
 
 
 @contextmanager
@@ -241,6 +250,32 @@ async def test_a_server_that_cannot_start(tmp_path: Path) -> None:
         assert st == "failed" and detail.endswith("; stderr: ␛[2Jmissing API key")
         assert registry.deferred == {}
         assert "\x1b" not in manager.status("loud").line()  # type: ignore[union-attr]
+
+
+async def test_item37_4_a_server_command_never_starts_a_planted_interpreter(
+    tmp_path: Path,
+) -> None:
+    """`sh` first on the server's PATH in the workspace's `.venv/bin` (a sandboxed command may
+    have put it there): the real one starts the server."""
+    ws, log = tmp_path / "ws", tmp_path / "planted.log"
+    venv = ws / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "sh").write_text(f"#!/bin/sh\necho planted >> {log}\n")
+    (venv / "sh").chmod(0o755)
+    server = ServerConfig(
+        name="time",
+        scope="project",
+        source=ws / ".mcp.json",
+        transport="stdio",
+        command="sh",
+        args=("-c", f'exec "{TIME_SERVER}" --local-timezone UTC'),
+        env={"PATH": f"{venv}:{os.environ['PATH']}"},
+        cwd=ws,
+    )
+    with running([server], log_dir=tmp_path / "logs") as manager:
+        await attached(manager)
+        assert state(manager, "time")[0] == "connected", state(manager, "time")
+    assert not log.exists()
 
 
 async def test_no_server_outlives_close(tmp_path: Path, pidfile: Path) -> None:

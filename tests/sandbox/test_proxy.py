@@ -234,8 +234,9 @@ async def test_the_socket_is_private(sock_dir: Path) -> None:
 
 
 def test_relay_command_refuses_paths_socat_would_misread() -> None:
-    assert relay_command(3128, Path("/run/peri/proxy.sock")) == [
-        "socat",
+    socat, *args = relay_command(3128, Path("/run/peri/proxy.sock"))
+    assert Path(socat).name == "socat"  # (its full path where it is installed)
+    assert args == [
         "TCP-LISTEN:3128,fork,reuseaddr,bind=127.0.0.1",
         "UNIX-CONNECT:/run/peri/proxy.sock",
     ]

@@ -152,3 +152,18 @@ def test_explain_names_what_the_sandbox_held() -> None:
     assert "protected path denied by the sandbox: /work/ws/.git/hooks/pre-commit" in note
     assert "src/a.py" not in note  # inside the workspace: the program's own business
     assert explain(p, "all fine\n", WS) is None
+
+
+def test_peris_own_runtime_is_shown_only_where_a_mask_would_hide_it() -> None:
+    """Issue 37 item 7: Peri installed under /tmp (masked by a fresh tmpfs) stays readable for
+    its helper processes; one elsewhere, or inside the workspace, changes no mount."""
+    runtime = (Path("/tmp/venv"), Path("/usr/lib/python3"), WS / ".venv", Path("/tmp/venv/bin"))
+    places = SandboxPlaces(
+        WS, HOME, HOME / ".peri", Path("/tmp/peri-session-1"), {}, runtime=runtime
+    )
+    p = build_policy(SandboxSettings(enabled=True), places, [], trusted=True)
+    assert p.readable == (Path("/tmp/venv"),)
+    assert p.governing(Path("/tmp/venv/bin/python")) == "readable"
+    assert p.governing(WS / ".venv/bin/python") == "writable"  # as the workspace is
+    assert p.governing(Path("/tmp/other")) == "mask"
+    assert policy().readable == ()

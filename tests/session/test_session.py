@@ -1,3 +1,4 @@
+import json
 import time
 from pathlib import Path
 
@@ -5,7 +6,7 @@ import pytest
 
 from peri_cli.base.messages import Message, TextPart, user_text
 from peri_cli.session.store import SessionNotFound, SessionStore, workspace_key
-from peri_cli.session.transcript import MessageEntry, Snapshot
+from peri_cli.session.transcript import Interruption, MessageEntry, Snapshot
 from peri_cli.session.transcript_file import SessionLocked, TranscriptError, load
 
 
@@ -37,11 +38,11 @@ def test_create_writes_header_under_the_workspace_folder(store: SessionStore) ->
 
 def test_open_loads_history_and_continue_picks_latest(store: SessionStore) -> None:
     first = store.create(Snapshot(system="s"))
-    first.append(say("first prompt"))
+    first.append(say("first prompt"), say("first answer", "assistant"))
     first.close()
     time.sleep(0.01)
     second = store.create(Snapshot(system="s"))
-    second.append(say("second prompt"))
+    second.append(say("second prompt"), say("second answer", "assistant"))
     second.close()
     assert store.latest() == second.id
     time.sleep(0.01)  # (`updated` has millisecond resolution: a tie is no order)
@@ -52,6 +53,7 @@ def test_open_loads_history_and_continue_picks_latest(store: SessionStore) -> No
     again = store.open(first.id)
     assert [e.message.text for e in again.entries if isinstance(e, MessageEntry)] == [
         "first prompt",
+        "first answer",
         "more",
     ]
     again.close()
@@ -180,8 +182,99 @@ def test_sessions_that_never_got_a_message_are_not_listed(store: SessionStore) -
     empty = store.create(Snapshot(system="s"))
     empty.close()
     used = store.create(Snapshot(system="s"))
-    used.append(say("hello"))
+    used.append(say("hello"), say("hi", "assistant"))
     used.close()
     assert [i.id for i in store.list()] == [used.id]
     assert store.latest() == used.id
     assert store.resolve(empty.id) == empty.id  # still there, still resumable by id
+
+
+def test_delete_takes_everything_kept_with_the_session(store: SessionStore) -> None:
+    """Issue 37 item 7: a command's saved output lives in the session's folder and goes with it,
+    as do SubAgent transcripts and checkpoints; another session's files stay."""
+    session = store.create(Snapshot(system="s"))
+    session.append(say("make a lot of output"))
+    other = store.create(Snapshot(system="s"))
+    other.append(say("keep me"))
+    other.close()
+    for rel in ("outputs/0123456789abcdef0123456789abcdef.txt", "agents/child.jsonl"):
+        (session.dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (session.dir / rel).write_text("kept with the session")
+    with pytest.raises(SessionLocked):  # not while a process has it open
+        store.delete(session.id)
+    assert session.dir.is_dir()
+    session.close()
+    store.delete(session.id)
+    assert not session.dir.exists() and not session.path.exists()
+    left = {p.name for p in store.root.iterdir()} - {
+        p.name for p in store.root.glob(f"{other.id}*")
+    }
+    assert left == {f"{session.id}.lock"}  # the lock file, never unlinked (it may be in use)
+    assert [s.id for s in store.list()] == [other.id]
+    with pytest.raises(SessionNotFound):
+        store.delete(session.id)
+
+
+def test_continue_skips_sessions_that_never_got_an_answer(store: SessionStore) -> None:
+    """Issue 37 item 11: a run that failed before any reply (no key, a refused key) is listed,
+    marked as unanswered, and `-c` passes over it to the session that did the work."""
+    work = store.create(Snapshot(system="s"))
+    work.append(say("the real work"), say("done with it", "assistant"))
+    work.close()
+    time.sleep(0.01)
+    failed = store.create(Snapshot(system="s"))
+    failed.append(say("a prompt that never got a reply"))
+    failed.close()
+    infos = store.list()
+    assert [(i.id, i.answered) for i in infos] == [(failed.id, False), (work.id, True)]
+    assert store.latest() == work.id
+    failed.path.with_suffix(".meta.json").unlink()  # rebuilt from the file: the same answer
+    assert [(i.id, i.answered) for i in store.list()] == [(failed.id, False), (work.id, True)]
+    assert store.latest() == work.id
+
+
+def test_a_session_answered_later_is_continued(store: SessionStore) -> None:
+    s = store.create(Snapshot(system="s"))
+    s.append(say("first try fails"))
+    assert store.latest() is None
+    s.append(say("second try", "user"), say("an answer at last", "assistant"))
+    s.close()
+    assert store.latest() == s.id
+    assert store.list()[0].answered
+
+
+def test_a_sidecar_from_before_the_answered_flag_is_rebuilt(store: SessionStore) -> None:
+    s = store.create(Snapshot(system="s"))
+    s.append(say("no reply yet"))
+    s.close()
+    meta = s.path.with_suffix(".meta.json")
+    old = json.loads(meta.read_text())
+    old.pop("answered")
+    meta.write_text(json.dumps(old))
+    (info,) = store.list()
+    assert info.answered is False and store.latest() is None
+
+
+@pytest.mark.parametrize(
+    ("interruption", "answered"),
+    [
+        (Interruption(reason="failed", text="[401]", replied=False), False),
+        (Interruption(reason="cancelled", text="[stopped]", replied=False), False),
+        (Interruption(reason="cancelled", text="[stopped mid-tools]", replied=True), True),
+        (Interruption(reason="failed", text="[cut mid-reply]", replied=True), True),
+        (Interruption(reason="cancelled", text="[written before `replied`]"), True),
+        (Interruption(reason="failed", text="[written before `replied`]"), False),
+    ],
+)
+def test_a_turn_stopped_after_the_reply_began_counts_as_an_answer(
+    store: SessionStore, interruption: Interruption, answered: bool
+) -> None:
+    """The user stopped a first turn whose tools were running: that session is theirs to
+    continue, though no reply was committed."""
+    s = store.create(Snapshot(system="s"))
+    s.append(say("a first prompt"), interruption)
+    s.close()
+    assert store.list()[0].answered is answered
+    s.path.with_suffix(".meta.json").unlink()
+    assert store.list()[0].answered is answered
+    assert store.latest() == (s.id if answered else None)

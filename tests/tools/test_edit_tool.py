@@ -1,3 +1,6 @@
+import asyncio
+import contextlib
+import os
 import stat
 from pathlib import Path
 
@@ -120,3 +123,18 @@ async def test_binary_file_is_refused(ctx: ToolContext) -> None:
 def test_target_paths_are_resolved(ctx: ToolContext) -> None:
     params = EditParams(file_path="sub/../m.py", old_string="a", new_string="b")
     assert EditTool().writes(params, ctx).paths == (ctx.workspace.resolve() / "m.py",)
+
+
+async def test_issue37_item5_a_fifo_or_device_is_not_read(ctx: ToolContext) -> None:
+    """Edit reads its target without waiting for a FIFO's writer or loading a device."""
+    fifo = ctx.workspace / "pipe.py"
+    os.mkfifo(fifo)
+    (ctx.workspace / "zero.py").symlink_to("/dev/zero")
+    try:
+        out = await asyncio.wait_for(edit(ctx, "pipe.py", "a", "b"), 20)
+    finally:  # a reader left waiting (the bug) is let go, so the test's loop can close
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert out.is_error and "FIFO" in text_of(out)
+    out = await edit(ctx, "zero.py", "a", "b")
+    assert out.is_error and "device" in text_of(out)

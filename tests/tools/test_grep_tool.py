@@ -289,3 +289,21 @@ async def test_item3_search_processes_get_the_context_environment(
         assert marker.read_text() == "used\n" and lines_of(out) == ["Found 1 files", "a.txt"]
     else:
         assert out.is_error and "The Python search failed" in lines_of(out)[0]
+
+
+async def test_a_ripgrep_that_cannot_run_is_an_error_not_no_matches(
+    ctx: ToolContext, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ripgrep ends 0 (found), 1 (nothing found) or 2 (error); any other end (126, 127: the
+    program could not be run, as when a sandbox hid it) says so instead of "No matches"."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    rg = bin_dir / "rg"
+    rg.write_text("#!/bin/sh\necho 'rg: cannot execute: No such file or directory' >&2\nexit 127\n")
+    rg.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    out = await grep(GrepTool(use_ripgrep=True), ctx, "def main")
+    assert out.is_error
+    assert lines_of(out) == [
+        "ripgrep failed: rg: cannot execute: No such file or directory (exit code 127)."
+    ]

@@ -175,3 +175,19 @@ async def test_item15_read_of_a_fifo_returns_at_once(ctx: ToolContext) -> None:
 async def test_read_of_a_device_returns_at_once(ctx: ToolContext) -> None:
     out = await read(ctx, "/dev/zero")
     assert out.is_error and "not a regular file" in text_of(out)
+
+
+async def test_a_side_file_that_is_gone_is_named_as_one(ctx: ToolContext) -> None:
+    """Issue 37 item 7: a resumed model reading a command's saved output that went with its
+    session's data (or was saved on another machine) is told so, not offered look-alikes."""
+    outputs = ctx.session_dir / "outputs"
+    outputs.mkdir(parents=True)
+    (outputs / "0123456789abcdef0123456789abcdee.txt").write_text("a sibling")
+    gone = outputs / "0123456789abcdef0123456789abcdef.txt"
+    out = await ReadTool().call(ReadParams(file_path=str(gone)), ctx)
+    assert out.is_error
+    text = out.content[0].text  # type: ignore[union-attr]
+    assert text.startswith(f"{gone} was the saved output of an earlier command")
+    assert "Did you mean" not in text and "Run the command again" in text
+    plain = await ReadTool().call(ReadParams(file_path=str(ctx.workspace / "gone.txt")), ctx)
+    assert plain.content[0].text.startswith("File not found")  # type: ignore[union-attr]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from textual.widgets import DataTable
+
 from peri_cli.base.messages import ToolUsePart
 from peri_cli.providers.scripted import ScriptedReply
 from peri_cli.session.store import SessionInfo
@@ -65,6 +67,24 @@ async def test_r_without_id_opens_the_picker_and_resumes(tmp_path: Path) -> None
         await send(pilot, "and now?", wait=False)
         await until(pilot, lambda: not app.busy and len(app.query(AssistantMessage)) == 2)
         assert runtime.session.info.message_count == 4
+    runtime.close()
+
+
+async def test_the_picker_marks_a_session_that_never_got_an_answer(tmp_path: Path) -> None:
+    """Issue 37 item 11: `-c` passes over such a session; the picker still offers it, marked."""
+    runtime = make_runtime(tmp_path, new_session=False)
+    two_sessions(runtime.store)
+    failed = "01980000-0000-7000-8000-000000000003"
+    write_session(runtime.store, failed, [user("a run with a bad key")], age=60)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the picker")
+        picker = app.screen
+        assert isinstance(picker, SessionPicker)
+        assert [s.id for s in picker.shown] == [failed, NEW, OLD]
+        table = picker.query_one(DataTable)
+        titles = [str(table.get_row_at(i)[0]) for i in range(3)]
+        assert titles == ["a run with a bad key  (no answer)", "add a changelog", "fix the parser"]
     runtime.close()
 
 

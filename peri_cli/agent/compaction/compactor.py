@@ -120,6 +120,20 @@ class Compactor:
                 return
             tokens = sample.tokens
 
+    async def after_overflow(self, agent: CompactionContext) -> AsyncIterator[Event]:
+        """The provider refused a request as longer than the model's window, which Peri's count
+        did not foresee: one automatic Full (none while compaction or automatic Full is off)."""
+        cfg = self.config
+        if cfg.disable_compact or cfg.disable_auto_compact:
+            return
+        outcome = FullOutcome()
+        tokens = self.gauge.pressure(agent).tokens
+        async for event in self.full.run(agent, None, tokens, outcome, "auto"):
+            yield event
+        if outcome.ok:
+            self._warned = False
+            self._last_key = self.gauge.pressure(agent).key  # this sample is acted on
+
     async def compact_now(
         self, agent: CompactionContext, focus: str | None = None
     ) -> AsyncIterator[Event]:

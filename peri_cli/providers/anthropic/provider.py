@@ -18,8 +18,10 @@ from peri_cli.providers.common import (
     ModelListCache,
     check_base_url,
     is_retryable_status,
+    is_too_long,
     parse_retry_after,
     scrub_provider_text,
+    what_to_fix,
     with_aliases,
 )
 
@@ -87,7 +89,7 @@ class AnthropicProvider:
                 raise
             raise _no_credentials() from e
         except anthropic.AnthropicError as e:
-            raise self._map_error(e) from e
+            raise self._map_error(e, params["model"]) from e
         except (httpx2.HTTPError, httpx2.InvalidURL) as e:  # what the SDK does not wrap
             raise ProviderError(self._scrub(f"Anthropic API request failed: {e}")) from e
         try:
@@ -102,7 +104,7 @@ class AnthropicProvider:
         except json.JSONDecodeError as e:  # a garbled `data:` line: the stream is as good as cut
             raise StreamInterrupted(MALFORMED + " (not valid JSON)") from e
         except anthropic.AnthropicError as e:
-            raise self._map_error(e) from e
+            raise self._map_error(e, params["model"]) from e
         yield turn.finish()
 
     async def list_models(self) -> list[str] | None:
@@ -128,7 +130,7 @@ class AnthropicProvider:
             return None
         return with_aliases(names, model_aliases) if names else None
 
-    def _map_error(self, e: Exception) -> ProviderError:
+    def _map_error(self, e: Exception, model: str) -> ProviderError:
         import anthropic
 
         if isinstance(e, anthropic.APITimeoutError):
@@ -150,11 +152,14 @@ class AnthropicProvider:
                 )
             else:
                 message = f"Anthropic API error {status} {kind or 'error'}: {detail}"
+                if fix := what_to_fix(status, model, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+                    message += f": {fix}"
             return ProviderError(
                 self._scrub(message),
                 retryable=is_retryable_status(status),
                 retry_after=parse_retry_after(e.response.headers),
                 status=status,
+                too_long=is_too_long(status, detail, kind),
             )
         return ProviderError(self._scrub(f"Anthropic API error: {e}"))
 

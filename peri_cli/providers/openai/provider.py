@@ -15,8 +15,10 @@ from peri_cli.providers.common import (
     ModelListCache,
     check_base_url,
     is_retryable_status,
+    is_too_long,
     parse_retry_after,
     scrub_provider_text,
+    what_to_fix,
     with_aliases,
 )
 from peri_cli.providers.openai.request import DEFAULT_MODEL, build_params
@@ -79,7 +81,7 @@ class OpenAIProvider:
                 **params, stream=True, stream_options={"include_usage": True}
             )
         except openai.OpenAIError as e:
-            raise self._map_error(e) from e
+            raise self._map_error(e, params["model"]) from e
         except (httpx2.HTTPError, httpx2.InvalidURL) as e:  # what the SDK does not wrap
             raise ProviderError(self._scrub(f"OpenAI API request failed: {e}")) from e
         try:
@@ -94,7 +96,7 @@ class OpenAIProvider:
         except json.JSONDecodeError as e:  # a garbled `data:` line: the stream is as good as cut
             raise StreamInterrupted(MALFORMED + " (not valid JSON)") from e
         except openai.OpenAIError as e:
-            raise self._map_error(e) from e
+            raise self._map_error(e, params["model"]) from e
         for out in turn.finish():
             yield out
 
@@ -120,7 +122,7 @@ class OpenAIProvider:
             return None
         return with_aliases(names, _model_aliases) if names else None
 
-    def _map_error(self, e: Exception) -> ProviderError:
+    def _map_error(self, e: Exception, model: str) -> ProviderError:
         import openai
 
         if isinstance(e, openai.APITimeoutError):
@@ -135,11 +137,14 @@ class OpenAIProvider:
                 message = "the server rejected the API key (401): check OPENAI_API_KEY"
             else:
                 message = f"OpenAI API error {status}: {detail}"
+                if fix := what_to_fix(status, model, "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+                    message += f": {fix}"
             return ProviderError(
                 self._scrub(message),
                 retryable=is_retryable_status(status),
                 retry_after=parse_retry_after(e.response.headers),
                 status=status,
+                too_long=is_too_long(status, detail, *_error_kind(e.body)),
             )
         if isinstance(e, openai.APIError):  # an error object inside the stream
             body = e.body if isinstance(e.body, dict) else {}
@@ -161,6 +166,16 @@ def _error_detail(body: object) -> str | None:
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])
     return None
+
+
+def _error_kind(body: object) -> tuple[str | None, str | None]:
+    """The error's `code` and `type` (`context_length_exceeded`, llama.cpp's
+    `exceed_context_size_error`), when the body has them."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        return None, None
+    code, kind = error.get("code"), error.get("type")
+    return (code if isinstance(code, str) else None), (kind if isinstance(kind, str) else None)
 
 
 def _is_official(client: AsyncOpenAI) -> bool:

@@ -129,6 +129,8 @@ class SessionPicker(ModalScreen[PickResult | None]):
             title = Text(one_line(s.title or "(no prompt)", 60))
             if s.id == self.current:
                 title.append("  (current)", style="dim")
+            if not s.answered:  # a run that failed before any reply; `-c` passes over it
+                title.append("  (no answer)", style="dim")
             rows.append(
                 (
                     title,

@@ -15,6 +15,7 @@ from textual.widgets import Static
 from peri_cli.base.textsafe import visible
 from peri_cli.tui.format import one_line, plain
 from peri_cli.tui.history import PromptHistory
+from peri_cli.tui.pastes import LONG_PASTE_LINES, expand, line_count, normalized, tag
 from peri_cli.tui.widgets.completion_menu import CompletionMenu
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER, PromptInput
 
@@ -68,6 +69,10 @@ class PromptArea(Vertical):
         self._quiet = False  # the next change came from history, not typing: no popup
         # Pasted images by number: the prompt shows `[image #N]`, sending attaches the image.
         self.images: dict[int, ImagePart] = {}
+        # Long pasted texts by number: the prompt shows `[Pasted text #N +L lines]`, sending puts
+        # the text back in its place (kept all session, like the images, so a draft that history
+        # recall set aside and brought back still has its pastes).
+        self.pastes: dict[int, str] = {}
         self.input.paste_filter = self._paste
 
     def compose(self) -> ComposeResult:
@@ -119,8 +124,20 @@ class PromptArea(Vertical):
         self.queued.update(Content("\n").join(lines))
 
     def _paste(self, text: str) -> str | None:
-        """A pasted image (a path to one, or its data) becomes `[image #N]`; other text is
-        pasted as it is."""
+        """What a paste puts in the prompt: `[image #N]` for an image, `[Pasted text #N +L
+        lines]` for 20 lines or more, or None: the text as it is."""
+        image = self._pasted_image(text)
+        if image is not None:
+            return image
+        text = normalized(text)
+        if line_count(text) < LONG_PASTE_LINES:
+            return None
+        number = max(self.pastes, default=0) + 1
+        self.pastes[number] = text
+        return tag(number, text)
+
+    def _pasted_image(self, text: str) -> str | None:
+        """A pasted image (a path to one, or its data) becomes `[image #N]`."""
         if not self.workspace:
             return None
         from peri_cli.agent.attachments import pasted_image
@@ -209,6 +226,7 @@ class PromptArea(Vertical):
     def _submit(self, text: str) -> None:
         if not text.strip():
             return
+        text = expand(text, self.pastes)  # what is sent, and what Up brings back: the whole text
         self.history.add(text, workspace=self.workspace)
         self.clear()
         self.post_message(self.Submitted(text))

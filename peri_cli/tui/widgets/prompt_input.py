@@ -70,13 +70,16 @@ class PromptInput(TextArea):
             self.cursor_blink = False  # tests and screenshots see the same frame every time
 
     async def _on_paste(self, event: events.Paste) -> None:
-        replacement = self.paste_filter(event.text)
-        if replacement is None:
-            await super()._on_paste(event)
-            return
+        # Textual runs every class's `_on_paste` along the MRO unless one prevents the default:
+        # TextArea's own pastes the text after this one returns (calling it here as well pasted
+        # everything twice). Stopped here, it never bubbles up to be pasted again.
         event.stop()
+        replacement = self.paste_filter(event.text)
+        if replacement is None or self.read_only:
+            return
         event.prevent_default()
-        self.insert(replacement)
+        result = self.replace(replacement, *self.selection, maintain_selection_offset=False)
+        self.move_cursor(result.end_location)
 
     def action_submit(self) -> None:
         self.post_message(self.Submitted(self.text))
