@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -379,15 +380,43 @@ def test_the_check_runs_at_session_end(peri: Peri) -> None:
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
+def _python_for_nobody() -> tuple[str, dict[str, str]] | None:
+    """An interpreter uid 65534 can run Peri with, and Peri can start again from inside itself
+    (its helpers run its own sys.executable): this one, unless it lives where that user may not
+    enter (pyenv's under /root), then the system's of the same version with this one's packages
+    on PYTHONPATH; None if neither."""
+    packages = os.pathsep.join(
+        [str(Path(__file__).resolve().parents[2]), sysconfig.get_path("purelib")]
+    )
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    check = (
+        "import subprocess, sys; "
+        "subprocess.run([sys.executable, '-c', 'import peri_cli'], check=True)"
+    )
+    for python, extra in ((sys.executable, {}), (f"/usr/bin/{version}", {"PYTHONPATH": packages})):
+        done = subprocess.run(
+            [*NOBODY, python, "-c", check],
+            env={**os.environ, **extra},
+            cwd="/",
+            capture_output=True,
+            check=False,
+        )
+        if done.returncode == 0:
+            return python, extra
+    return None
+
+
 def _nobody_can_sandbox() -> bool:
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         return False
     probe = ["bwrap", "--ro-bind", "/", "/", "--unshare-all", "true"]
-    return subprocess.run([*NOBODY, *probe], capture_output=True, check=False).returncode == 0
+    done = subprocess.run([*NOBODY, *probe], capture_output=True, check=False)
+    return done.returncode == 0 and _python_for_nobody() is not None
 
 
 @pytest.mark.skipif(not _nobody_can_sandbox(), reason="needs root, setpriv and userns for 65534")
 def test_the_same_holds_for_an_unprivileged_user(server: FakeServer) -> None:
+    python, extra = _python_for_nobody() or (sys.executable, {})
     root = Path(tempfile.mkdtemp(prefix="peri-nobody-"))
     try:
         root.chmod(0o755)
@@ -414,9 +443,9 @@ def test_the_same_holds_for_an_unprivileged_user(server: FakeServer) -> None:
             ]
         )
         done = subprocess.run(
-            [*NOBODY, sys.executable, "-m", "peri_cli", "-p", "go", "--output-format", "json"],
+            [*NOBODY, python, "-m", "peri_cli", "-p", "go", "--output-format", "json"],
             cwd=peri.workspace,
-            env=peri.env(),
+            env={**peri.env(), **extra},
             capture_output=True,
             text=True,
             timeout=120,
