@@ -108,12 +108,19 @@ def bwrap_program(policy: SandboxPolicy) -> str:
 
 def relay_script(socket: Path) -> str:
     """Start socat between the loopback port and the proxy's socket, wait until it listens,
-    then become the command (`"$@"`)."""
+    then become the command (`"$@"`), so the command's first connection already finds it.
+
+    The wait forks nothing: each try is a connect from the shell itself, and the pause between
+    tries (1 ms) is `read -t` on a UDP socket no one sends to. A subshell per try and
+    `sleep 0.01` cost 15-40 ms a command (bench/sandbox_overhead.py); socat listens within
+    about 5 ms."""
     return (
         f"{shlex.join(relay_command(RELAY_PORT, socket))} >/dev/null 2>&1 </dev/null &\n"
-        "i=0; while [ $i -lt 200 ]; do\n"
-        f"  if (exec 3<>/dev/tcp/127.0.0.1/{RELAY_PORT}) 2>/dev/null; then break; fi\n"
-        "  i=$((i+1)); sleep 0.01\n"
+        "i=0; while [ $i -lt 2000 ]; do\n"
+        f"  if {{ true 3<>/dev/tcp/127.0.0.1/{RELAY_PORT}; }} 2>/dev/null; then break; fi\n"
+        "  read -r -t 0.001 <>/dev/udp/127.0.0.1/9 2>/dev/null\n"
+        "  [ $? -gt 128 ] || sleep 0.01  # (no UDP socket: no pause without a fork either)\n"
+        "  i=$((i+1))\n"
         "done\n"
         'exec "$@"'
     )
