@@ -57,6 +57,16 @@ class ServerQuestion:
     source: str
 
 
+@dataclass(frozen=True)
+class HeldPath:
+    """A protected path a sandboxed command's git left in the workspace (tracked, so it stays
+    as git left it) that Peri does not load until the user confirms it. `path` is relative to
+    the workspace and comes from the repository."""
+
+    path: str
+    why: str
+
+
 class SessionHost(Protocol):
     workspace: Path
     peri_home: Path
@@ -117,6 +127,14 @@ class SessionHost(Protocol):
     def sandbox_switch(self, name: str, value: bool) -> str:
         """Turn `auto` (auto-allow) or `fallback` (unsandboxed commands) on or off, now and in
         `.peri/settings.local.json`; one line saying what happened."""
+        ...
+
+    def held_back(self) -> list[HeldPath]:
+        """Protected paths held back and not asked about yet (a git checkout's `.mcp.json`)."""
+        ...
+
+    def confirm_held(self, path: str, load: bool | None) -> None:
+        """Load it from now on (True), keep it held for the session (False), or ask later."""
         ...
 
     # MCP servers (the UI does not reach peri_cli.mcp itself)

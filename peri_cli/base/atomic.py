@@ -9,6 +9,8 @@ import stat
 import tempfile
 from pathlib import Path
 
+from peri_cli.base import file_watchers
+
 
 @functools.cache
 def _umask() -> int:
@@ -47,6 +49,7 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    file_watchers.after_write(path)  # Peri's own write: not a sandboxed command's plant
     with contextlib.suppress(OSError):  # make the rename itself durable; not possible everywhere
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:

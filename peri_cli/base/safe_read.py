@@ -15,9 +15,13 @@ import stat
 from pathlib import Path
 from typing import Literal
 
+from peri_cli.base import file_watchers
+
 MAX_CONFIG_BYTES = 1 << 20  # 1 MiB: far above any real settings or guide file
 
-Problem = Literal["missing", "not_regular", "too_large", "outside", "unreadable", "not_text"]
+Problem = Literal[
+    "missing", "not_regular", "too_large", "outside", "unreadable", "not_text", "held"
+]
 
 # Open flags: never wait for a FIFO's writer, never become a controlling terminal, never follow a
 # symlink swapped into the final component after the path was resolved.
@@ -76,6 +80,8 @@ def _read(path: Path, max_bytes: int, inside: Path | None, *, whole: bool) -> tu
     real = resolved(path)
     if inside is not None and not is_inside(real, inside):
         raise SafeReadError(path, "outside", f"resolves outside {inside} (to {real})")
+    if (held := file_watchers.before_read(real)) is not None:  # (held back by the sandbox)
+        raise SafeReadError(path, "held", held)
     try:
         before = os.stat(real)
     except OSError as e:

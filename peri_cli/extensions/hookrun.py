@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from peri_cli.base import programs
+from peri_cli.base import file_watchers, programs
 from peri_cli.base.childenv import child_env
 from peri_cli.extensions.hookanswers import HookOutcome, HookRun, interpret
 from peri_cli.extensions.hookpayloads import encode_payload
@@ -56,6 +56,7 @@ async def run_hook(
         shell, command = _resolved(hook.command, environment, cwd)
     except programs.ProgramMissing as e:
         return HookRun(hook, None, error=str(e))
+    file_watchers.before_outside()  # what a sandboxed command left is judged first
     loop = asyncio.get_running_loop()
     try:
         transport, protocol = await _start([shell, "-c", command], cwd, environment)

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.message import SessionMessage
 
-from peri_cli.base import programs
+from peri_cli.base import file_watchers, programs
 from peri_cli.base.childenv import child_env
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.deepjson import recover
@@ -57,6 +57,7 @@ async def _raw(
     config: ServerConfig, env: Mapping[str, str], errlog: TextIO
 ) -> AsyncIterator[tuple[Any, Any]]:
     if config.transport == "stdio":
+        file_watchers.before_outside()  # what a sandboxed command left is judged first
         params = StdioServerParameters(
             command=stdio_command(config, env),
             args=list(config.args),

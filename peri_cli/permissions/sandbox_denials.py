@@ -22,18 +22,37 @@ _ERRORS = (
     "Connection refused",
     "Device or resource busy",  # a rename onto a guarded file (git writes config.lock, renames)
 )
-# `tool: 'path': error`, `bash: path: error`, `cannot touch 'path': error`, `open("path"): error`
+# `tool: 'path': error`, `bash: path: error`, `cannot touch 'path': error`, `open("path"): error`;
+# GNU tools quote with ‘…’ in a UTF-8 locale
 _PATH = re.compile(
-    r"""(?:^|[\s:(`'"])(?P<q>['"`]?)(?P<path>[~./]?[^\s'"`:()]*/?[^\s'"`:()]+)(?P=q)\)?"""
-    r""":\s*(?:\[Errno \d+\]\s*)?(?P<error>""" + "|".join(_ERRORS) + ")",
+    r"""(?:^|[\s:(`'"‘])(?P<q>['"`‘])?(?P<path>[~./]?[^\s'"`‘’:()]*/?[^\s'"`‘’:()]+)"""
+    r"""(?(q)['"`’])\)?:\s*(?:\[Errno \d+\]\s*)?(?P<error>""" + "|".join(_ERRORS) + ")",
+    re.MULTILINE,
+)
+# git naming a file it could not update (a checkout, a pull, `git config`)
+_GIT_FAILED = re.compile(
+    r"^(?:error|warning|fatal): (?:unable to unlink(?: old)?|unable to create file|cannot create"
+    r" directory at|could not (?:write|lock) config file|unable to write file)"
+    r" ['‘]?(?P<path>[^'’:\n]+?)['’]?(?::|$)",
     re.MULTILINE,
 )
 MAX_NOTES = 5
+_CONFIG_NOTE = (
+    "git could not write {path}: git's config is read-only inside the sandbox, so that no "
+    "sandboxed command can set a command your own git runs (core.fsmonitor, core.hooksPath, "
+    "an alias). Commands that change it (git remote add, git branch -u, git push -u, git "
+    "checkout --track) fail here: tell the user to run this git command outside the sandbox."
+)
+_TREE_NOTE = (
+    "git could not update the protected path {path}: it is read-only inside the sandbox, so "
+    "the working tree may be only partly updated. Tell the user to run this git command "
+    "outside the sandbox (in their own terminal)."
+)
 
 
 def explain(policy: SandboxPolicy, output: str, cwd: Path) -> str | None:
     """One line per path the sandbox refused, or None when nothing in `output` was its doing."""
-    notes: list[str] = []
+    notes = _git_notes(policy, output, cwd)
     for match in _PATH.finditer(output):
         path = _absolute(match.group("path"), cwd, policy)
         if path is None:
@@ -48,6 +67,21 @@ def explain(policy: SandboxPolicy, output: str, cwd: Path) -> str | None:
     return "\n".join(
         [*notes, "The sandbox held these; ask the user to allow the path if it is needed."]
     )
+
+
+def _git_notes(policy: SandboxPolicy, output: str, cwd: Path) -> list[str]:
+    """What git could not update because the sandbox holds it, with what to do instead."""
+    notes: list[str] = []
+    for match in _GIT_FAILED.finditer(output):
+        path = _absolute(match.group("path").strip(), cwd, policy)
+        if path is None or policy.governing(path) not in ("read_only", "protected"):
+            continue
+        shown = os.path.relpath(path, policy.workspace) if _within(path, policy.workspace) else path
+        git_config = path.name in ("config", "config.worktree") and ".git" in path.parts
+        note = (_CONFIG_NOTE if git_config else _TREE_NOTE).format(path=shown)
+        if note not in notes:
+            notes.append(note)
+    return notes[:MAX_NOTES]
 
 
 def _absolute(text: str, cwd: Path, policy: SandboxPolicy) -> Path | None:
@@ -71,7 +105,7 @@ def _note(policy: SandboxPolicy, path: Path, error: str) -> str | None:
         return None
     if kind in ("writable", "socket", "reveal"):
         return None
-    if kind == "read_only" and _within(path, policy.workspace):
+    if kind in ("read_only", "protected") and _within(path, policy.workspace):
         return f"write to a protected path denied by the sandbox: {path}"
     if kind == "read_only":
         return f"write denied by the sandbox (read-only): {path}"

@@ -19,11 +19,15 @@ from peri_cli.permissions.truststore import TRUST_FILE
 
 # Secrets every user has; hidden unless a setting's `allowRead` brings one back.
 DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.netrc")
-# In the workspace: what runs code when the user's own git runs, and what configures Peri and
-# Claude Code (a command must not widen its own rules). Read-only even before they exist.
-GUARDED_IN_WORKSPACE = (".git/hooks", ".git/config", ".claude", ".peri")
-# The same in each other git folder found in the workspace (`SandboxPlaces.git_dirs`).
-GUARDED_IN_GIT_DIR = ("hooks", "config")
+# Protected folders a command may not create where they are missing: read-only stand-ins (empty
+# folders) at the workspace's root and at each nested repository's root. A missing protected
+# *file* (`.mcp.json`, `.git/commondir`) gets none: an empty one would be a parse error, left
+# behind after a kill and committed by `git add -A`; what appears is moved aside after the
+# command instead (`sandbox/guard.py`).
+STUBBED_AT_ROOT = (".peri", ".claude", ".agents")
+# In each git folder: hooks run code when the user's own git runs there, so a missing one is
+# stood in for too.
+STUBBED_IN_GIT_DIR = ("hooks",)
 # Where host programs keep their Unix sockets: a read-only mount does not stop connect(), so
 # these get a fresh empty tmpfs instead.
 SOCKET_DIRS = ("/tmp", "/run", "/var/run")
@@ -33,8 +37,10 @@ SOCKET_DIRS = ("/tmp", "/run", "/var/run")
 # one Unix socket bound in (allowUnixSockets, the proxy's).
 # pin: a folder in the workspace that holds guarded paths (`.git`), bound onto itself so that it
 # is a mount point: it cannot be renamed away and replaced by one the command made.
+# read_only is stood in for where missing (the guarded folders); protected is bound read-only
+# where present and left alone where missing (a protected path known to exist).
 MountKind = Literal[
-    "mask", "readable", "writable", "pin", "read_only", "hidden", "reveal", "socket"
+    "mask", "readable", "writable", "pin", "read_only", "protected", "hidden", "reveal", "socket"
 ]
 _PRIORITY: Mapping[MountKind, int] = {
     "mask": 0,
@@ -43,6 +49,7 @@ _PRIORITY: Mapping[MountKind, int] = {
     "pin": 3,
     "socket": 4,
     "read_only": 5,
+    "protected": 5,
     "hidden": 6,
     "reveal": 7,
 }
@@ -55,6 +62,16 @@ class Mount:
 
 
 @dataclass(frozen=True)
+class Protected:
+    """The protected paths the walk found in the workspace (`sandbox/protected.py`), and those
+    Peri learned of since: each bound read-only in the commands that start from now on."""
+
+    paths: tuple[Path, ...] = ()  # existing protected files and folders (`.mcp.json`, `.claude`)
+    git_dirs: tuple[Path, ...] = ()  # git folders (the workspace's, nested ones, submodules')
+    roots: tuple[Path, ...] = ()  # nested repositories' folders (the workspace is one too)
+
+
+@dataclass(frozen=True)
 class SandboxPolicy:
     """The resolved sandbox of one session."""
 
@@ -62,7 +79,7 @@ class SandboxPolicy:
     session_tmp: Path
     writable: tuple[Path, ...]
     read_only: tuple[Path, ...]
-    guarded: tuple[Path, ...]  # the workspace's GUARDED_IN_WORKSPACE paths, existing or not
+    guarded: tuple[Path, ...]  # protected folders made read-only whether they exist or not
     hidden: tuple[Path, ...]
     revealed: tuple[Path, ...]  # allowRead: readable again inside a hidden folder
     masked: tuple[Path, ...]
@@ -76,6 +93,13 @@ class SandboxPolicy:
     # The domain proxy's Unix socket (outside the sandbox); None: no network at all inside.
     proxy_socket: Path | None = None
     env_extra: Mapping[str, str] = field(default_factory=dict)
+    protected: tuple[Path, ...] = ()  # protected paths known to exist: read-only while they do
+    git_dirs: tuple[Path, ...] = ()  # pinned
+
+    def with_protected(self, found: Protected) -> SandboxPolicy:
+        """The policy with the protected paths known now (the walk's, and those learned)."""
+        guarded, protected, git_dirs = _protected(self.workspace, found)
+        return replace(self, guarded=guarded, protected=protected, git_dirs=git_dirs)
 
     def with_proxy(self, socket: Path | None) -> SandboxPolicy:
         return replace(self, proxy_socket=socket)
@@ -90,6 +114,7 @@ class SandboxPolicy:
             ("pin", self.pinned),
             ("socket", (*self.unix_sockets, *_opt(self.proxy_socket))),
             ("read_only", (*self.read_only, *self.guarded)),
+            ("protected", self.protected),
             ("hidden", self.hidden),
             ("reveal", self.revealed),
         ]
@@ -113,14 +138,8 @@ class SandboxPolicy:
 
     @property
     def pinned(self) -> tuple[Path, ...]:
-        """The folders between the workspace and its guarded paths (`.git`)."""
-        return tuple(
-            dict.fromkeys(
-                g.parent
-                for g in self.guarded
-                if g.parent != self.workspace and self.workspace in g.parents
-            )
-        )
+        """The git folders, bound onto themselves (so they cannot be renamed away)."""
+        return self.git_dirs
 
     def writable_at(self, path: Path) -> bool:
         return self.governing(path) in ("writable", "socket", "pin")
@@ -143,8 +162,8 @@ class SandboxPlaces:
     peri_home: Path
     session_tmp: Path
     env: Mapping[str, str] = field(default_factory=dict)
-    # Nested repositories' and submodules' git folders in the workspace (`sandbox/gitdirs.py`)
-    git_dirs: tuple[Path, ...] = ()
+    # The protected paths in the workspace (`sandbox/protected.py`'s walk)
+    protected: Protected = field(default_factory=Protected)
     # The folders Peri's helper processes run from (its interpreter and packages, ripgrep):
     # readable inside where a mask would hide them (Peri installed under /tmp).
     runtime: tuple[Path, ...] = ()
@@ -169,6 +188,7 @@ def build_policy(
     masked_real = tuple(dict.fromkeys(_real(p) for p in masked))
     home = _real(places.home)
     readable = tuple(p for p in (home, peri_home) if any(_within(p, m) for m in masked_real))
+    guarded, protected, git_dirs = _protected(workspace, places.protected)
     writable = (workspace, _real(places.session_tmp), *paths(fs.allowWrite))
     readable += _runtime_under_masks(places.runtime, masked_real, (*writable, *readable))
     return SandboxPolicy(
@@ -176,7 +196,7 @@ def build_policy(
         session_tmp=_real(places.session_tmp),
         writable=writable,
         read_only=(peri_home, *paths(fs.denyWrite)),
-        guarded=_guarded(workspace, places.git_dirs),
+        guarded=guarded,
         hidden=(*paths(DEFAULT_HIDDEN), peri_home / TRUST_FILE, *paths(fs.denyRead)),
         revealed=paths(fs.allowRead),
         masked=masked_real,
@@ -188,7 +208,34 @@ def build_policy(
         denied_domains=tuple(denied),
         excluded_commands=tuple(settings.excludedCommands),
         env_extra={"TMPDIR": str(_real(places.session_tmp))},
+        protected=protected,
+        git_dirs=git_dirs,
     )
+
+
+def _protected(
+    workspace: Path, found: Protected
+) -> tuple[tuple[Path, ...], tuple[Path, ...], tuple[Path, ...]]:
+    """(guarded, protected, git_dirs): the folders stood in for where missing, the protected
+    paths bound where present, and the git folders pinned; only what is in the workspace
+    (a link out of it guards nothing here, and outside it nothing is writable anyway)."""
+
+    def mine(paths: Iterable[Path]) -> list[Path]:
+        real = (_real(p) for p in paths)
+        return [p for p in dict.fromkeys(real) if p != workspace and workspace in p.parents]
+
+    git_dirs = mine(found.git_dirs)
+    pinned = set(git_dirs)
+    protected = [p for p in mine(found.paths) if p not in pinned]  # (git folders: pinned)
+    roots = [workspace, *mine(found.roots)]
+    guarded = [root / name for root in roots for name in STUBBED_AT_ROOT]
+    guarded += [git / name for git in git_dirs for name in STUBBED_IN_GIT_DIR]
+    dot_git = workspace / ".git"
+    if dot_git not in git_dirs and dot_git not in protected:
+        guarded.append(dot_git)  # none yet: `git init` cannot plant a repository's hooks
+    present = set(protected)
+    guarded = [g for g in dict.fromkeys(guarded) if g not in present]
+    return tuple(guarded), tuple(protected), tuple(git_dirs)
 
 
 def _runtime_under_masks(
@@ -202,15 +249,6 @@ def _runtime_under_masks(
         if hidden and not any(_within(path, s) for s in (*shown, *out)):
             out.append(path)
     return tuple(out)
-
-
-def _guarded(workspace: Path, git_dirs: Iterable[Path]) -> tuple[Path, ...]:
-    guarded = [workspace / rel for rel in GUARDED_IN_WORKSPACE]
-    for git_dir in git_dirs:
-        real = _real(git_dir)
-        if workspace in real.parents:  # (a link out of the workspace guards nothing here)
-            guarded += [real / name for name in GUARDED_IN_GIT_DIR]
-    return tuple(dict.fromkeys(guarded))
 
 
 def resolve_path(value: str, places: SandboxPlaces) -> Path:

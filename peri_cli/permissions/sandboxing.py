@@ -1,6 +1,7 @@
 """How the Bash sandbox changes a decision (CONTRACT.md §6, §10): a sandboxed command that no
-deny or ask rule names runs without asking in `default` and `accept-edits`; a call that asks to
-leave the sandbox (`dangerouslyDisableSandbox`) is refused or always asked, in every mode.
+deny or ask rule names runs without asking in `default` and `accept-edits`, unless Peri's own
+check sees it writing a protected path (that asks, sandbox or not); a call that asks to leave the
+sandbox (`dangerouslyDisableSandbox`) is refused or always asked, in every mode.
 
 The rules still decide first (`rules.decide`); this only turns their answer for Bash calls.
 """
@@ -11,10 +12,12 @@ import dataclasses
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from peri_cli.base.modes import Mode
-from peri_cli.permissions.call_facts import Call, RuleContext
+from peri_cli.permissions.asking import protected_path
+from peri_cli.permissions.call_facts import Call, RuleContext, facts_of
 from peri_cli.permissions.rule_syntax import Rule
 from peri_cli.permissions.rules import CallDecision, HookPermission
 from peri_cli.permissions.rules import decide as decide_call
@@ -99,6 +102,8 @@ class SandboxGate:
             return decision
         if decision.rule is not None and decision.rule.behavior == "ask":
             return decision  # an ask rule wins
+        if (protected := _protected_write(decision, call, ctx)) is not None:
+            return protected  # asked without the sandbox: asked with it too
         # A deny rule that may name what runs (a program known only at run time) makes bypass
         # deny: then the sandbox does not answer for the user either.
         if decide_call(call, rules, ctx, "bypass", hook=hook).action != "allow":
@@ -122,6 +127,23 @@ class SandboxGate:
             reason="runs the command OUTSIDE the sandbox, with all of your rights",
             protected=True,
         )
+
+
+def _protected_write(decision: CallDecision, call: Call, ctx: RuleContext) -> CallDecision | None:
+    """The question about a write Peri's own check sees going to a protected path (a
+    redirection into `.mcp.json`), also when the decision names another reason first (a write
+    outside the workspace), or None."""
+    if decision.protected:
+        return decision
+    try:
+        writes = facts_of(call, ctx).writes
+    except (OSError, ValueError, RuntimeError):
+        return None  # (the rules asked about what they could not read)
+    for target in writes:
+        for path in (Path(target.written), target.path):
+            if (part := protected_path(path, ctx.workspace)) is not None:
+                return CallDecision("ask", f"writes the protected path {part}", protected=True)
+    return None
 
 
 def wants_out(tool: str, tool_input: Mapping[str, Any]) -> bool:

@@ -36,6 +36,19 @@ _BASE = [
     "/dev",
     "--proc",
     "/proc",
+    # The kernel's settings read-only whatever bubblewrap's version: 0.8 skips /proc/sys when
+    # access(W_OK) fails on the folder, which leaves the sysctl files writable to uid 0 (a
+    # `kernel.core_pattern` pipe runs as root on the host). /sys is bound read-only again by
+    # name, not left to how the root's bind treats its sub-mounts.
+    "--ro-bind",
+    "/proc/sys",
+    "/proc/sys",
+    "--ro-bind-try",
+    "/proc/sysrq-trigger",
+    "/proc/sysrq-trigger",
+    "--ro-bind-try",
+    "/sys",
+    "/sys",
 ]
 
 
@@ -95,12 +108,19 @@ def bwrap_program(policy: SandboxPolicy) -> str:
 
 def relay_script(socket: Path) -> str:
     """Start socat between the loopback port and the proxy's socket, wait until it listens,
-    then become the command (`"$@"`)."""
+    then become the command (`"$@"`), so the command's first connection already finds it.
+
+    The wait forks nothing: each try is a connect from the shell itself, and the pause between
+    tries (1 ms) is `read -t` on a UDP socket no one sends to. A subshell per try and
+    `sleep 0.01` cost 15-40 ms a command (bench/sandbox_overhead.py); socat listens within
+    about 5 ms."""
     return (
         f"{shlex.join(relay_command(RELAY_PORT, socket))} >/dev/null 2>&1 </dev/null &\n"
-        "i=0; while [ $i -lt 200 ]; do\n"
-        f"  if (exec 3<>/dev/tcp/127.0.0.1/{RELAY_PORT}) 2>/dev/null; then break; fi\n"
-        "  i=$((i+1)); sleep 0.01\n"
+        "i=0; while [ $i -lt 2000 ]; do\n"
+        f"  if {{ true 3<>/dev/tcp/127.0.0.1/{RELAY_PORT}; }} 2>/dev/null; then break; fi\n"
+        "  read -r -t 0.001 <>/dev/udp/127.0.0.1/9 2>/dev/null\n"
+        "  [ $? -gt 128 ] || sleep 0.01  # (no UDP socket: no pause without a fork either)\n"
+        "  i=$((i+1))\n"
         "done\n"
         'exec "$@"'
     )
@@ -114,14 +134,14 @@ def _mount_args(
     if mount.kind == "mask":
         return ["--tmpfs", path] if info is not None and stat.S_ISDIR(info.st_mode) else []
     if mount.kind == "pin":
-        return _pin(mount.path, info, policy, empty_dir, created)
+        return _pin(mount.path, info)
     if mount.kind == "read_only" and info is None:
         return _guard_missing(mount.path, policy, empty_dir, created)
     if info is None:
         return []  # nothing there to bind, hide or reveal
     if mount.kind in ("writable", "socket"):
         return ["--bind", path, path]
-    if mount.kind in ("readable", "read_only", "reveal"):
+    if mount.kind in ("readable", "read_only", "protected", "reveal"):
         return ["--ro-bind", path, path]
     # hidden: an empty read-only folder, or an empty file
     if stat.S_ISDIR(info.st_mode):
@@ -129,17 +149,11 @@ def _mount_args(
     return ["--ro-bind", "/dev/null", path]
 
 
-def _pin(
-    path: Path,
-    info: os.stat_result | None,
-    policy: SandboxPolicy,
-    empty_dir: Path,
-    created: list[Path],
-) -> list[str]:
-    """`.git` bound onto itself (a mount point cannot be renamed away); a `.git` file (a
-    worktree's) read-only; a missing one guarded whole, so `git init` cannot plant hooks."""
+def _pin(path: Path, info: os.stat_result | None) -> list[str]:
+    """A git folder bound onto itself (a mount point cannot be renamed away); one that became
+    something else, read-only; one gone, nothing (the workspace's own is a guarded folder)."""
     if info is None:
-        return _guard_missing(path, policy, empty_dir, created)
+        return []
     if stat.S_ISDIR(info.st_mode):
         return ["--bind", str(path), str(path)]
     return ["--ro-bind", str(path), str(path)]
@@ -148,8 +162,9 @@ def _pin(
 def _guard_missing(
     path: Path, policy: SandboxPolicy, empty_dir: Path, created: list[Path]
 ) -> list[str]:
-    """A guarded path that does not exist yet, made read-only anyway: an empty stand-in is
-    mounted there, so the command cannot create it (a hook, a settings file)."""
+    """A guarded folder that does not exist yet, made read-only anyway: an empty folder is
+    mounted there, so the command cannot create it (a repository's hooks, a settings folder).
+    Only folders: a protected file that is missing is left to the check after the command."""
     if not (path == policy.workspace or policy.workspace in path.parents):
         return []  # outside the workspace nothing is writable to begin with
     # Walk down from the workspace: a file on the way (`.git` of a worktree) is guarded itself.
@@ -165,8 +180,7 @@ def _guard_missing(
         elif not stat.S_ISDIR(info.st_mode):
             return []  # under a file (a worktree's `.git`): pinned read-only already
     created.extend(missing)
-    source = "/dev/null" if path.name == "config" else str(empty_dir)
-    return ["--ro-bind", source, str(path)]
+    return ["--ro-bind", str(empty_dir), str(path)]
 
 
 def _stat(path: Path) -> os.stat_result | None:

@@ -1,7 +1,8 @@
 """The `CommandSandbox` the runtime hands to the tools: bubblewrap (Linux) or Seatbelt (macOS)
-around each command line, with the mount points bubblewrap had to create for missing guarded
-paths removed again once no sandboxed command is running, and what the domain proxy refused while
-a command ran told in its result."""
+around each command line, with the protected paths known as it starts bound read-only, the mount
+points bubblewrap had to create for missing guarded folders removed again once no sandboxed
+command is running, the protected-path check run as each one starts and ends (`guard.py`), and
+what the domain proxy refused and the check found while a command ran told in its result."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from peri_cli.permissions.sandbox_denials import explain
 from peri_cli.permissions.sandbox_policy import SandboxPolicy
 from peri_cli.sandbox import bwrap, seatbelt
 from peri_cli.sandbox.gate import DomainGate
+from peri_cli.sandbox.guard import ProtectedGuard
 
 MAX_NETWORK_NOTES = 5
 
@@ -32,7 +34,11 @@ class BwrapSandbox:
         *,
         before: Callable[[], None] = lambda: None,
         gate: DomainGate | None = None,
+        refused: Callable[[], Path | None] = lambda: None,
+        on_report: Callable[[list[str]], None] = lambda lines: None,
     ) -> None:
+        """`refused`: where the session keeps what the protected-path check moves aside (None:
+        nowhere, it stays); `on_report`: the user's copy of what the check found."""
         self.policy = policy
         self._excluded = excluded
         # As a command starts, on its event loop, before its command line is built: the proxy
@@ -44,14 +50,20 @@ class BwrapSandbox:
         self._created: set[Path] = set()
         # Outside every writable root (/tmp is a fresh tmpfs inside), so nothing can fill it.
         self._empty = Path(tempfile.mkdtemp(prefix="peri-sandbox-empty-"))
+        self.guard = ProtectedGuard(
+            policy.workspace, refused, on_report=on_report, stubs=self._stubs
+        )
 
     def covers(self, command: str) -> bool:
         return not self._excluded(command)
 
     def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> SandboxedCommand:
         self._before()
-        plan = self._plan(argv, dict(env), cwd)
+        guard = self.guard
+        seq = guard.started()
         with self._lock:
+            policy = self.current_policy()
+            plan = self._plan(policy, argv, dict(env), cwd)
             self._running += 1
             self._created.update(plan.created)
         done = threading.Event()
@@ -61,17 +73,29 @@ class BwrapSandbox:
             if not done.is_set():
                 done.set()
                 self._finished()
+                guard.ended(seq)
 
-        def network() -> str | None:
-            return None if gate is None else network_note(gate, mark)
+        def notes() -> str | None:
+            found = [None if gate is None else network_note(gate, mark), guard.take_notes()]
+            return "\n".join(n for n in found if n) or None
 
-        return SandboxedCommand(plan.argv, plan.env, finish, network)
+        return SandboxedCommand(plan.argv, plan.env, finish, notes)
 
-    def _plan(self, argv: Sequence[str], env: dict[str, str], cwd: Path) -> bwrap.Plan:
-        return bwrap.build(self.policy, argv, env, cwd, empty_dir=self._empty)
+    def _plan(
+        self, policy: SandboxPolicy, argv: Sequence[str], env: dict[str, str], cwd: Path
+    ) -> bwrap.Plan:
+        return bwrap.build(policy, argv, env, cwd, empty_dir=self._empty)
+
+    def _stubs(self) -> set[Path]:
+        with self._lock:
+            return set(self._created)
 
     def explain(self, output: str, cwd: Path) -> str | None:
-        return explain(self.policy, output, cwd)
+        return explain(self.current_policy(), output, cwd)
+
+    def current_policy(self) -> SandboxPolicy:
+        """The policy with the protected paths known now, as the next command gets it."""
+        return self.policy.with_protected(self.guard.protected())
 
     def _finished(self) -> None:
         with self._lock:
@@ -88,6 +112,7 @@ class BwrapSandbox:
                     path.unlink()
 
     def close(self) -> None:
+        self.guard.close()
         shutil.rmtree(self._empty, ignore_errors=True)
 
 
@@ -98,9 +123,11 @@ class SeatbeltSandbox(BwrapSandbox):
     another command, so until the proxy gets a port of its own here, commands have no network
     (the runtime builds the policy without a proxy)."""
 
-    def _plan(self, argv: Sequence[str], env: dict[str, str], cwd: Path) -> bwrap.Plan:
-        argv_out = seatbelt.command_line(self.policy, list(argv))
-        return bwrap.Plan(argv_out, {**env, **self.policy.env_extra})
+    def _plan(
+        self, policy: SandboxPolicy, argv: Sequence[str], env: dict[str, str], cwd: Path
+    ) -> bwrap.Plan:
+        argv_out = seatbelt.command_line(policy, list(argv))
+        return bwrap.Plan(argv_out, {**env, **policy.env_extra})
 
 
 def network_note(gate: DomainGate, mark: int) -> str | None:

@@ -49,7 +49,7 @@ def profile(policy: SandboxPolicy) -> str:
     lines += _rule("deny", "file-read*", policy.hidden)
     lines += _rule("allow", "file-read*", policy.revealed)
     lines += _rule("allow", "file-write*", policy.writable)
-    lines += _rule("deny", "file-write*", (*policy.read_only, *policy.guarded))
+    lines += _rule("deny", "file-write*", (*policy.read_only, *policy.guarded, *policy.protected))
     lines += _network(policy)
     return "\n".join(lines) + "\n"
 

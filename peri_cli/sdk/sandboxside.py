@@ -4,13 +4,16 @@ status and switches."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from peri_cli.agent.host import StartupError
+from peri_cli.agent.host import HeldPath, StartupError
 from peri_cli.base import programs
 from peri_cli.base.events import PermissionRequested
 from peri_cli.base.settings_check import SettingsError
@@ -31,7 +34,6 @@ from peri_cli.permissions.sandboxing import SandboxGate, excluded_rules
 from peri_cli.sandbox.allowlist import keep_domain
 from peri_cli.sandbox.asking import ask_through_events
 from peri_cli.sandbox.gate import Answer, Ask, Scope
-from peri_cli.sandbox.gitdirs import nested_git_dirs
 from peri_cli.sandbox.netside import SOCKET_NAME, SessionNetwork
 from peri_cli.sandbox.probe import Availability, probe
 from peri_cli.sandbox.runner import BwrapSandbox, SeatbeltSandbox
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
 
     from peri_cli.base.settings import LoadedSettings, SettingsLayer
 
+REFUSED_DIR = "refused"  # in PERI_HOME: what sandboxed commands planted, by session
 # Starts the domain proxy for a policy and returns its Unix socket (None: no network inside).
 ProxyStarter = Callable[[SandboxPolicy], Path | None]
 
@@ -96,6 +99,8 @@ class SandboxSide:
     _sandbox_notes: list[str] | None = None
     _sandbox_home: Path | None = None
     _sandbox_stamp: sandboxreload.Stamp | None = None
+    _sandbox_loop: asyncio.AbstractEventLoop | None = None  # where the commands run
+    _held_asked: frozenset[Path] = frozenset()  # held paths answered about (`confirm_held`)
     # The settings layers this session reads (a program's `setting_sources`; None: all of them),
     # which a sandboxed command's start reads again when they changed.
     sandbox_sources: Collection[Scope] | None = None
@@ -164,6 +169,8 @@ class SandboxSide:
             network = self._network
 
             def before() -> None:
+                with contextlib.suppress(RuntimeError):
+                    self._sandbox_loop = asyncio.get_running_loop()
                 self.refresh_sandbox()
                 if network is not None:
                     network.serve()
@@ -174,6 +181,8 @@ class SandboxSide:
                 lambda c: self.sandbox_gate().is_excluded(c, context),
                 before=before,
                 gate=network.gate if network is not None else None,
+                refused=self._refused_dir,
+                on_report=self._protected_report,
             )
         return self._sandbox_runner
 
@@ -186,10 +195,25 @@ class SandboxSide:
             self.peri_home,
             self._sandbox_tmp,
             self.env,
-            git_dirs=nested_git_dirs(self.workspace),
             runtime=helper_roots(),
         )
         return build_policy(self._sandbox, places, self.rules.rules, trusted=self.trusted)
+
+    def _refused_dir(self) -> Path | None:
+        """Where this session keeps what the protected-path check moved aside."""
+        session = getattr(self, "session", None)
+        return None if session is None else self.peri_home / REFUSED_DIR / session.id
+
+    def _protected_report(self, lines: list[str]) -> None:
+        """What the protected-path check found, for the user (from any thread: the check also
+        runs every 2 s beside a long command)."""
+        loop = self._sandbox_loop
+        for line in lines:
+            if loop is not None and not loop.is_closed() and not _on_loop(loop):
+                with contextlib.suppress(RuntimeError):
+                    loop.call_soon_threadsafe(self._sandbox_note, line)
+            else:
+                self._sandbox_note(line)
 
     def _watched(self) -> dict[Scope, Path]:
         return sandboxreload.watched(self.sandbox_sources, self.workspace, self.peri_home)
@@ -287,12 +311,33 @@ class SandboxSide:
             lines.append(inside_warning(self._peri_inside, self.workspace))
         runner = self._sandbox_runner
         if runner is not None:
-            lines += _policy_lines(runner.policy)
+            lines += _policy_lines(runner.current_policy())
         lines.append(
             "Switch with /sandbox auto on|off or /sandbox fallback on|off "
             "(saved to .peri/settings.local.json)"
         )
         return lines
+
+    def held_back(self) -> list[HeldPath]:
+        """What the protected-path check holds back that the user was not asked about yet."""
+        runner = self._sandbox_runner
+        if runner is None:
+            return []
+        asked = self._held_asked
+        return [
+            HeldPath(path.relative_to(runner.guard.workspace).as_posix(), why)
+            for path, why in runner.guard.held_paths().items()
+            if path not in asked
+        ]
+
+    def confirm_held(self, path: str, load: bool | None) -> None:
+        runner = self._sandbox_runner
+        if runner is None or load is None:
+            return
+        full = runner.guard.workspace / path
+        self._held_asked = self._held_asked | {full}
+        if load:
+            runner.guard.release(full)
 
     def sandbox_switch(self, name: str, value: bool) -> str:
         """Turn auto-allow or the unsandboxed fallback on or off, now and in the local file."""
@@ -323,6 +368,13 @@ class SandboxSide:
             self._sandbox_tmp = None
 
 
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return threading.current_thread() is threading.main_thread() and not loop.is_running()
+
+
 def _on(value: bool) -> str:
     return "on" if value else "off"
 
@@ -335,7 +387,7 @@ def _policy_lines(policy: SandboxPolicy) -> list[str]:
     network = "through the domain proxy" if policy.proxy_socket is not None else "none"
     return [
         f"Writable: {show(policy.writable)}",
-        f"Read-only: {show((*policy.read_only, *policy.guarded))}",
+        f"Read-only: {show((*policy.read_only, *policy.guarded, *policy.protected))}",
         f"Hidden: {show(policy.hidden)}",
         f"Masked (fresh tmpfs): {show(policy.masked)}",
         f"Unix sockets allowed: {show(policy.unix_sockets)}",

@@ -60,14 +60,23 @@ def fit(app: AppPort) -> None:
 def listen_network(app: AppPort, runtime: object) -> None:
     """The sandbox's questions about new domains come as `PermissionRequested` events ("Network")
     at any moment of a turn: each goes to the approval dock like a tool's. Its notes (an
-    "always" that could not be saved) become notices as they happen."""
+    "always" that could not be saved, what the protected-path check found) become notices as
+    they happen; a protected file it held back is asked about (`held_question`)."""
     hook = getattr(runtime, "ask_network_through", None)
     if callable(hook):
         hook(lambda event: app.run_worker(_ask_network(app, event), group="network"))
     if hasattr(runtime, "sandbox_noticer"):
         runtime.sandbox_noticer = lambda line: app.run_worker(
-            app.notice(line, "warning"), group="network"
+            _sandbox_notice(app, line), group="network"
         )
+
+
+async def _sandbox_notice(app: AppPort, line: str) -> None:
+    await app.notice(line, "warning")
+    if app.runtime.held_back():
+        from peri_cli.tui.screens.held_question import ask_held
+
+        app.run_worker(ask_held(app, app.runtime), group="held")
 
 
 async def _ask_network(app: AppPort, event: PermissionRequested) -> None:

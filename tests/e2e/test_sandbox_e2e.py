@@ -72,9 +72,9 @@ def test_escapes_fail_clearly_and_change_nothing(peri: Peri) -> None:
             bash("echo x > ../outside.txt"),
             bash("touch ~/.bashrc"),
             bash("cat ~/.ssh/id_rsa"),
-            bash("echo 'touch /tmp/pwned' > .git/hooks/pre-commit"),
-            bash("git config core.hooksPath /tmp/evil; echo y >> .git/config"),
-            bash("mkdir -p .claude && echo '{}' > .claude/settings.json"),
+            bash("echo 'touch /tmp/pwned' | tee .git/hooks/pre-commit"),
+            bash("git config core.hooksPath /tmp/evil; echo y | tee -a .git/config"),
+            bash("mkdir -p .claude && echo '{}' | tee .claude/settings.json"),
         ],
     )
     outside, bashrc, key, hook, config, claude = results
@@ -104,11 +104,11 @@ def test_nested_repositories_and_submodules_are_guarded_too(peri: Peri) -> None:
     hook, config, git_config, module_hook, module_config, inside = run_calls(
         peri,
         [
-            bash("echo 'touch /tmp/pwned' > vendor/lib/.git/hooks/pre-commit"),
-            bash("echo '[core] fsmonitor = evil' >> vendor/lib/.git/config"),
+            bash("echo 'touch /tmp/pwned' | tee vendor/lib/.git/hooks/pre-commit"),
+            bash("echo '[core] fsmonitor = evil' | tee -a vendor/lib/.git/config"),
             bash("git -C vendor/lib config core.hooksPath /tmp/evil"),
-            bash("echo x > .git/modules/sub/hooks/post-checkout"),
-            bash("echo y >> .git/modules/sub/config"),
+            bash("echo x | tee .git/modules/sub/hooks/post-checkout"),
+            bash("echo y | tee -a .git/modules/sub/config"),
             bash("echo fine > vendor/lib/file.txt && echo done"),
         ],
     )

@@ -77,3 +77,18 @@ def test_leaving_the_sandbox_is_refused_when_not_allowed(tmp_path: Path) -> None
 def test_a_deny_rule_beats_leaving(tmp_path: Path) -> None:
     p = policy(tmp_path, "bypass", ("deny", "Bash(rm:*)"))
     assert bash(p, "rm x", dangerouslyDisableSandbox=True)[0] == "deny"
+
+
+@pytest.mark.parametrize("mode", ["default", "accept-edits"])
+def test_a_protected_write_peri_sees_asks_sandbox_or_not(tmp_path: Path, mode: Mode) -> None:
+    """Auto-allow never answers a question Peri asks without the sandbox (issue 37 item 2)."""
+    p = policy(tmp_path, mode)
+    for command in (
+        "echo '{}' > .mcp.json",
+        "cat x > sub/.claude/settings.json",
+        "echo s >> .agents/skills/x/SKILL.md",
+        "echo x > ../outside; echo y > .peri/settings.json",  # outside first, protected too
+    ):
+        action, reason = bash(p, command)
+        assert action == "ask" and "protected path" in reason, (command, reason)
+    assert bash(p, "cat .mcp.json > copy.json")[0] == "allow"  # reading one is no write

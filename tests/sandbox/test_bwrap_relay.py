@@ -63,3 +63,36 @@ def test_the_relay_reaches_the_proxy_socket_only(tmp_path: Path) -> None:
     sandbox.close()
     server.close()
     assert "PROXY-SAW:CONNECT pypi.org:443 HTTP/1.1" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_relay_listens_before_the_command_starts(tmp_path: Path) -> None:
+    """The wait before the command is what makes its first connection work: a connect made
+    the moment the command starts (bash's own /dev/tcp, no program to load) finds the relay."""
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    for d in (ws, home, tmp_path / "t"):
+        d.mkdir()
+    path = tmp_path / "proxy.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen(50)
+    places = SandboxPlaces(ws, home, home / ".peri", tmp_path / "t", {})
+    policy = build_policy(SandboxSettings(enabled=True), places, [], trusted=True)
+    sandbox = BwrapSandbox(policy.with_proxy(path), lambda _: False)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home)}
+    command = "exec 3<>/dev/tcp/127.0.0.1/3128 && echo connected"
+    try:
+        for _ in range(5):
+            wrapped = sandbox.wrap(["bash", "-c", command], env, ws)
+            done = subprocess.run(
+                wrapped.argv,
+                env=wrapped.env,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            wrapped.finish()
+            assert done.stdout.strip() == "connected", done.stdout + done.stderr
+    finally:
+        sandbox.close()
+        server.close()

@@ -5,12 +5,20 @@ from pathlib import Path
 from peri_cli.base.settings_sandbox import SandboxFilesystem, SandboxNetwork, SandboxSettings
 from peri_cli.permissions.rule_syntax import RuleSource, parse_rule
 from peri_cli.permissions.sandbox_denials import explain
-from peri_cli.permissions.sandbox_policy import SandboxPlaces, SandboxPolicy, build_policy
+from peri_cli.permissions.sandbox_policy import (
+    Protected,
+    SandboxPlaces,
+    SandboxPolicy,
+    build_policy,
+)
 from peri_cli.sandbox import bwrap, seatbelt
+from peri_cli.sandbox.protected import walk
 
 WS = Path("/work/ws")
 HOME = Path("/home/u")
-PLACES = SandboxPlaces(WS, HOME, HOME / ".peri", Path("/tmp/peri-session-1"), {})
+# A repository with its hooks and config, as the walk finds it
+FOUND = Protected((WS / ".git/hooks", WS / ".git/config"), (WS / ".git",))
+PLACES = SandboxPlaces(WS, HOME, HOME / ".peri", Path("/tmp/peri-session-1"), {}, FOUND)
 
 
 def policy(**settings: object) -> SandboxPolicy:
@@ -23,7 +31,10 @@ def test_defaults() -> None:
     assert HOME / ".peri" in p.read_only
     assert {HOME / ".ssh", HOME / ".aws", HOME / ".gnupg", HOME / ".netrc"} <= set(p.hidden)
     assert HOME / ".peri" / "trusted-workspaces.json" in p.hidden
-    assert set(p.guarded) == {WS / ".git/hooks", WS / ".git/config", WS / ".claude", WS / ".peri"}
+    assert set(p.guarded) == {WS / ".claude", WS / ".peri", WS / ".agents"}  # stood in for
+    assert set(p.protected) == {WS / ".git/hooks", WS / ".git/config"} and p.pinned == (
+        WS / ".git",
+    )
     assert Path("/tmp") in p.masked and Path("/run") in p.masked
     assert p.proxy_socket is None and p.env_extra["TMPDIR"] == "/tmp/peri-session-1"
 
@@ -33,7 +44,7 @@ def test_mounts_go_shallowest_first_so_deeper_paths_win() -> None:
     kinds = {m.path: m.kind for m in p.mounts()}
     order = [m.path for m in p.mounts()]
     assert order.index(WS) < order.index(WS / ".git/hooks")
-    assert kinds[WS] == "writable" and kinds[WS / ".git/hooks"] == "read_only"
+    assert kinds[WS] == "writable" and kinds[WS / ".git/hooks"] == "protected"
     assert p.writable_at(WS / "src/a.py") and not p.writable_at(WS / ".git/hooks/pre-commit")
     assert not p.writable_at(Path("/etc/passwd")) and not p.writable_at(HOME / ".bashrc")
     assert p.governing(HOME / ".ssh/id_rsa") == "hidden"
@@ -66,7 +77,11 @@ def test_bwrap_command_line(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / ".git" / "hooks").mkdir(parents=True)
     (ws / ".git" / "config").write_text("")
-    places = SandboxPlaces(ws, tmp_path / "home", tmp_path / "home/.peri", tmp_path / "t", {})
+    tree = walk(ws)
+    found = Protected(tuple(tree.paths), tuple(tree.git_dirs))
+    places = SandboxPlaces(
+        ws, tmp_path / "home", tmp_path / "home/.peri", tmp_path / "t", {}, found
+    )
     (tmp_path / "t").mkdir()
     p = build_policy(SandboxSettings(enabled=True), places, [], trusted=True)
     plan = bwrap.build(p, ["bash", "-c", "true"], {"PATH": "/bin"}, ws, empty_dir=tmp_path / "e")
@@ -76,7 +91,8 @@ def test_bwrap_command_line(tmp_path: Path) -> None:
     assert f"--bind {ws} {ws}" in argv and "--proc /proc" in argv
     assert f"--ro-bind {ws}/.git/hooks {ws}/.git/hooks" in argv
     assert f"--ro-bind {tmp_path}/e {ws}/.claude" in argv  # missing: an empty stand-in
-    assert plan.created == [ws / ".claude", ws / ".peri"]
+    assert plan.created == [ws / ".peri", ws / ".claude", ws / ".agents"]
+    assert f"--bind {ws}/.git {ws}/.git" in argv  # pinned: it cannot be renamed away
     assert argv.endswith("-- bash -c true") and "--remount-ro /tmp" in argv
     assert plan.env["TMPDIR"] == str(tmp_path / "t") and "HTTP_PROXY" not in plan.env
 

@@ -25,7 +25,7 @@ def test_the_runner_wraps_commands_with_sandbox_exec(tmp_path: Path) -> None:
         assert wrapped.argv == ["/usr/bin/sandbox-exec", "-p", profile, "bash", "-c", "echo hi"]
         assert wrapped.env == {"PATH": "/usr/bin", "TMPDIR": str(session)}
         assert "HTTP_PROXY" not in wrapped.env  # no relay on macOS yet: no network inside
-        assert f'(subpath "{ws}/.git/hooks")' in profile and "(deny default)" in profile
+        assert f'(subpath "{ws}/.git")' in profile and "(deny default)" in profile  # none yet
         assert not (ws / ".claude").exists()  # Seatbelt needs no mount points
         wrapped.finish()
         assert runner.covers("ls") and not runner.covers("docker ps")
