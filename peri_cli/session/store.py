@@ -39,6 +39,7 @@ from peri_cli.session.transcript_file import (
 MIN_PREFIX = 8
 CHECKPOINTS_DIR = "checkpoints"  # kept file bytes for /rewind (session/checkpoints.py)
 AGENTS_DIR = "agents"  # SubAgent transcripts: <session-id>/agents/<child-id>.jsonl
+REFUSED_DIR = "refused"  # in PERI_HOME: what sandboxed commands planted, by session
 TITLE_CHARS = 80
 
 
@@ -208,11 +209,17 @@ def scan_info(path: Path) -> SessionInfo:
     )
 
 
+def refused_dir(peri_home: Path, session_id: str) -> Path:
+    """Where a session keeps what the sandbox's check moved aside (deleted with the session)."""
+    return peri_home / REFUSED_DIR / session_id
+
+
 class SessionStore:
     """All sessions of one workspace under `$PERI_HOME/projects/<workspace-key>/`."""
 
     def __init__(self, peri_home: Path, workspace: Path) -> None:
         self.workspace = workspace.resolve()
+        self.peri_home = peri_home
         self.root = peri_home / "projects" / workspace_key(self.workspace)
 
     def path_of(self, session_id: str) -> Path:
@@ -326,14 +333,15 @@ class SessionStore:
 
     def delete(self, session_id: str) -> None:
         """Remove a session and all that is kept with it: its folder (large outputs' side files,
-        SubAgent transcripts, checkpoints), its listing sidecar and its file. SessionLocked
-        while a process has it open."""
+        SubAgent transcripts, checkpoints), what the sandbox moved aside for it, its listing
+        sidecar and its file. SessionLocked while a process has it open."""
         path = self.path_of(session_id)
         if not path.exists():
             raise SessionNotFound(f"no session {session_id} in this workspace")
         writer = TranscriptWriter(path)  # holds the lock: no process opens it meanwhile
         try:
             shutil.rmtree(path.with_suffix(""), ignore_errors=True)  # links are not followed
+            shutil.rmtree(refused_dir(self.peri_home, session_id), ignore_errors=True)
             _sidecar(path).unlink(missing_ok=True)
             path.unlink()  # (its lock file stays, as TranscriptWriter.close says why)
         finally:
