@@ -50,7 +50,7 @@ class ExitPlanModeTool(PydanticTool[ExitPlanModeParams]):
     name = "ExitPlanMode"
     kind: ToolKind = "read"  # it changes nothing itself; plan mode lets it run
     params = ExitPlanModeParams
-    traits = ToolTraits(capability="questions", editor_kind="switch_mode")
+    traits = ToolTraits(capability="questions", card_arg="plan", editor_kind="switch_mode")
 
     def __init__(self, mode: Callable[[], str], set_mode: Callable[[str], None]) -> None:
         self._mode, self._set_mode = mode, set_mode
