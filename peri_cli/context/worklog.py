@@ -136,19 +136,19 @@ def work_log(entries: Sequence[MessageEntry]) -> WorkLog:
                 _note_file(log, f.path, f.action)
             log.runs.extend(earlier.runs)
         for use in e.message.tool_uses:
-            r = results.get(use.id)
-            if r is None or (use.id in timed and use.id not in durations):
+            res = results.get(use.id)
+            if res is None or (use.id in timed and use.id not in durations):
                 continue  # never answered, or refused before it ran
             path = use.input.get("file_path")
-            if use.name in ("Write", "Edit") and isinstance(path, str) and not r.is_error:
-                action = "edited" if use.name == "Edit" else _write_action(r.text)
+            if use.name in ("Write", "Edit") and isinstance(path, str) and not res.is_error:
+                action = "edited" if use.name == "Edit" else _write_action(res.text)
                 _note_file(log, path, action)
             command = use.input.get("command")
             if use.name == "Bash" and isinstance(command, str) and command.strip():
                 background = bool(use.input.get("run_in_background"))
                 log.runs.append(
                     command_run(
-                        command.strip(), r.text, r.is_error, background, durations.get(use.id)
+                        command.strip(), res.text, res.is_error, background, durations.get(use.id)
                     )
                 )
     return log
