@@ -19,6 +19,7 @@ from peri_cli.base.tool import ToolContext, ToolRegistry
 from peri_cli.context.contributions import ContributionChain, RequestContext
 from peri_cli.context.projection import cache_marks, project
 from peri_cli.context.tokens import TokenCounter, default_counter
+from peri_cli.context.worklog import DURATIONS_KEY
 from peri_cli.extensions.hookpoints import Hooks, notices
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.session.store import Session
@@ -219,7 +220,7 @@ class Agent:
             )
             async for event in tool_round.run(message.tool_uses, results, progress, bad_inputs):
                 yield event
-            self._commit(message, usage, estimated, results)
+            self._commit(message, usage, estimated, results, tool_round.durations)
             progress.reset()
             if not results:
                 if await self._stop_hooks_say_go_on():
@@ -300,9 +301,15 @@ class Agent:
         return counted, True
 
     def _commit(
-        self, message: Message, usage: Usage, estimated: bool, results: list[ToolResultPart]
+        self,
+        message: Message,
+        usage: Usage,
+        estimated: bool,
+        results: list[ToolResultPart],
+        durations: dict[str, int],
     ) -> None:
-        """The assistant message and all its tool results land together, in one write."""
+        """The assistant message and all its tool results land together, in one write, the
+        results with how long each call that ran took (`DURATIONS_KEY`)."""
         self.last_usage = usage
         self.usage_total = self.usage_total + usage
         self.usage_estimated = self.usage_estimated or estimated
@@ -316,7 +323,10 @@ class Agent:
             )
         ]
         if results:
-            entries.append(MessageEntry(message=Message(role="user", content=list(results))))
+            content = Message(role="user", content=list(results))
+            entries.append(
+                MessageEntry.model_validate({"message": content, DURATIONS_KEY: durations})
+            )
         self.session.append(*entries)
         self.unaccepted = [e.id for e in entries]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,6 +100,9 @@ class ToolRound:
     label: str | None  # a SubAgent's name, shown on its permission requests
     live: LiveOutput
     denials: list[Denial]
+    # Milliseconds each call that ran took, by tool_use id; the loop keeps them with the results
+    # (the working state reports a command's duration). A refused call has none.
+    durations: dict[str, int] = field(default_factory=dict)
 
     async def run(
         self,
@@ -314,12 +318,14 @@ class ToolRound:
             return
         if paths:
             await self._checkpoint("before", paths, item.use.id)
+        started = time.monotonic()
         try:
             item.output = await tool.call(item.params, ctx)
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
         except Exception as e:  # a tool bug must reach the model as an error, not end the session
             item.output = ToolOutput.error(f"{tool.name} failed: {type(e).__name__}: {e}")
+        self.durations[item.use.id] = round((time.monotonic() - started) * 1000)
         if paths:
             await self._checkpoint("after", paths, item.use.id)
         if self.hooks is not None and self.hooks.has("PostToolUse"):

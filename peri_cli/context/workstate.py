@@ -5,13 +5,14 @@ each changed file holds now (`FileState`).
 
 The summary is written by the model and loses what it loses; this part is not guessed, so it is
 kept apart from the summary, in the first message after it, each part newest first within its own
-cap, and the summary request is told so (`KEPT_NOTE`)."""
+cap; the summary request is told so (`prompts/compact_summary.md`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from peri_cli.context.micro import ORIGIN_WORKING_STATE
 from peri_cli.context.todos import MARKS, TodoItem
 from peri_cli.context.worklog import (
     CommandRun,
@@ -21,7 +22,8 @@ from peri_cli.context.worklog import (
     succeeded_latest,
 )
 
-ORIGIN_WORKING_STATE = "compact_working_state"
+__all__ = ["ORIGIN_WORKING_STATE", "WorkingState", "budget_for", "working_state_text"]
+
 WINDOW_SHARE = 0.05
 MIN_TOKENS = 1_500
 RECENT_RUNS = 8
@@ -40,13 +42,6 @@ PLAN_MAX_SHARE = 0.40
 HEAD = (
     "Peri kept this working state from the session's record at the compaction (not a summary: it "
     "is exact as of then; check a file before you change it)."
-)
-KEPT_NOTE = (
-    "Peri keeps the following itself and places it after your summary, exactly as recorded: the "
-    "user's messages word for word, the task list, the approved plan, the files created, edited "
-    "or deleted (with their state), the shell commands run with their exit status, what is "
-    "still failing, and the permission mode. Do not repeat them; spend your words on the "
-    "reasoning, the decisions and why, and the open questions."
 )
 
 

@@ -12,13 +12,22 @@ from peri_cli.tools.edit import EditTool
 from peri_cli.tools.glob import GlobTool
 from peri_cli.tools.grep import GrepTool
 from peri_cli.tools.read import ReadTool
+from peri_cli.tools.todowrite import TodoWriteTool
 from peri_cli.tools.write import WriteTool
 
 
 def builtin_tools() -> list[Tool]:
     """One instance of each built-in tool that needs nothing from the session (the Agent,
     Skill and WebFetch tools and the extra-tool wrappers are added by the runtime)."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GlobTool(), GrepTool()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        BashTool(),
+        GlobTool(),
+        GrepTool(),
+        TodoWriteTool(),
+    ]
 
 
 def builtin_traits() -> dict[str, ToolTraits]:
