@@ -116,3 +116,4 @@ def test_todo_tool_false_drops_it(peri: Peri) -> None:
     (body,) = peri.model_calls()
     names = [t["name"] for t in body["tools"]]
     assert "TodoWrite" not in names and "Read" in names
+    assert "TodoWrite" not in body["system"][0]["text"]  # nor does the base prompt name it
