@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from peri_cli.base.messages import Message, ToolResultPart, ToolUsePart
 from peri_cli.context.micro import ORIGIN_WORKING_STATE
-from peri_cli.context.todos import MARKS, TodoItem
+from peri_cli.context.todos import MARKS, TODO_TOOL, TodoItem
 from peri_cli.context.worklog import (
     CommandRun,
     FileChange,
@@ -21,8 +22,16 @@ from peri_cli.context.worklog import (
     still_failing,
     succeeded_latest,
 )
+from peri_cli.session.transcript import MessageEntry
+from peri_cli.session.turns import origin_of
 
-__all__ = ["ORIGIN_WORKING_STATE", "WorkingState", "budget_for", "working_state_text"]
+__all__ = [
+    "ORIGIN_WORKING_STATE",
+    "WorkingState",
+    "budget_for",
+    "state_tokens",
+    "working_state_text",
+]
 
 WINDOW_SHARE = 0.05
 MIN_TOKENS = 1_500
@@ -165,3 +174,21 @@ def working_state_text(state: WorkingState, *, budget: int, count: Callable[[str
                 blocks.append(block)
     body = "\n\n".join(blocks)
     return f"<working_state>\n{HEAD}\n\n{body}\n</working_state>"
+
+
+def state_tokens(entries: Sequence[MessageEntry], count: Callable[[Message], int]) -> int:
+    """What the working state takes in this view (`/context`'s line): the working-state
+    entries, and the TodoWrite calls and their results."""
+    total = 0
+    todo_ids: set[str] = set()
+    for e in entries:
+        if origin_of(e) == ORIGIN_WORKING_STATE:
+            total += count(e.message)
+            continue
+        for part in e.message.content:
+            if isinstance(part, ToolUsePart) and part.name == TODO_TOOL:
+                todo_ids.add(part.id)
+            elif not (isinstance(part, ToolResultPart) and part.tool_use_id in todo_ids):
+                continue
+            total += count(Message(role=e.message.role, content=[part]))
+    return total

@@ -12,6 +12,7 @@ from peri_cli.context.workstate import (
     MIN_TOKENS,
     WorkingState,
     budget_for,
+    state_tokens,
     working_state_text,
 )
 from peri_cli.session.transcript import MessageEntry
@@ -181,3 +182,19 @@ def test_every_part_keeps_to_its_cap_and_the_whole_to_the_budget() -> None:
 
 def test_nothing_to_keep_is_empty() -> None:
     assert working_state_text(WorkingState(), budget=2_000, count=counter().count_text) == ""
+
+
+def test_context_counts_the_working_state_and_the_task_list() -> None:
+    count = counter().count_message
+    kept = MessageEntry.model_validate(
+        {
+            "message": user_text("<working_state>x</working_state>"),
+            "origin": "compact_working_state",
+        }
+    )
+    entries = [*session(), kept]
+    calls = [
+        e for e in entries if e.message.tool_uses and e.message.tool_uses[0].name == "TodoWrite"
+    ]
+    assert state_tokens(entries, count) > count(kept.message) + sum(count(e.message) for e in calls)
+    assert state_tokens(session()[:1], count) == 0
