@@ -50,9 +50,13 @@ class WorkLog:
     def record(self) -> dict[str, Any]:
         """The log, bounded, as a working-state entry carries it."""
         worked = succeeded_latest(self.runs)[:KEEP_WORKED]
+        names = {r.command for r in worked}
+        # A worked command's last failure stays too, so it keeps its place at the next one.
+        fixes = {r.command: r for r in self.runs if r.ok is False and r.command in names}
         recent = self.runs[-KEEP_RUNS:]
         failing = still_failing(self.runs)
-        kept = [r for r in self.runs if r in worked or r in recent or r is failing]
+        keep = [*worked, *fixes.values(), *recent]
+        kept = [r for r in self.runs if r is failing or any(r is k for k in keep)]
         return {
             "files": [asdict(f) for f in self.files[:KEEP_FILES]],
             "runs": [asdict(r) for r in kept],
@@ -159,14 +163,17 @@ def _write_action(text: str) -> str:
 
 
 def succeeded_latest(runs: Sequence[CommandRun]) -> list[CommandRun]:
-    """For each distinct command that succeeded, its latest successful run; newest first."""
+    """For each distinct command that succeeded, its latest successful run, newest first; the
+    ones that had failed before they worked come first (what it took to make them work is
+    knowledge the session paid for)."""
+    failed = {r.command for r in runs if r.ok is False}
     seen: set[str] = set()
     out: list[CommandRun] = []
     for r in reversed(runs):
         if r.ok and r.command not in seen:
             seen.add(r.command)
             out.append(r)
-    return out
+    return [r for r in out if r.command in failed] + [r for r in out if r.command not in failed]
 
 
 def still_failing(runs: Sequence[CommandRun]) -> CommandRun | None:

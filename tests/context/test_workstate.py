@@ -198,3 +198,22 @@ def test_context_counts_the_working_state_and_the_task_list() -> None:
     ]
     assert state_tokens(entries, count) > count(kept.message) + sum(count(e.message) for e in calls)
     assert state_tokens(session()[:1], count) == 0
+
+
+def test_a_command_that_worked_after_failing_outlasts_other_successes() -> None:
+    entries = session()  # `make check` failed, then passed
+    for n in range(60):
+        entries += bash(f"s{n}", f"echo step {n}", "ok")
+    text = working_state_text(
+        state(log=work_log(entries)), budget=MIN_TOKENS, count=counter().count_text
+    )
+    assert "`make check` → exit 0" in text
+    assert "`echo step 59` → exit 0" in text and "`echo step 0` → exit 0" not in text
+    carried = MessageEntry.model_validate(
+        {"message": user_text("ws"), WORK_LOG_KEY: work_log(entries).record()}
+    )
+    again = [carried, *(x for n in range(60) for x in bash(f"t{n}", f"echo again {n}", "ok"))]
+    text = working_state_text(
+        state(log=work_log(again)), budget=MIN_TOKENS, count=counter().count_text
+    )
+    assert "`make check` → exit 0" in text  # still first at the next compaction
