@@ -28,6 +28,7 @@ from peri_cli.base.events import (
 from peri_cli.base.messages import Message, Usage
 from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
 from peri_cli.base.retry import Retrying
+from peri_cli.context.todos import TODO_TOOL, parse_todos
 from peri_cli.tui.markdown.blocks import warm as warm_markdown
 from peri_cli.tui.tool_text import NO_LOOK, ToolLook
 from peri_cli.tui.widgets.agent_card import AgentCard
@@ -39,6 +40,7 @@ from peri_cli.tui.widgets.notice import Level, NoticeLine
 from peri_cli.tui.widgets.permission_prompt import ApprovalRecord, PermissionPrompt
 from peri_cli.tui.widgets.separator import Separator
 from peri_cli.tui.widgets.status_bar import StatusBar
+from peri_cli.tui.widgets.todo_strip import TodoStrip
 from peri_cli.tui.widgets.tool_call import ToolCallView
 
 CostOf = Callable[[Usage], float | None]
@@ -86,6 +88,7 @@ class Bridge:
         interruption: Interruption = lambda: None,
         summary: SummaryOf = lambda: "",
         on_ask: Callable[[PermissionPrompt], object] = lambda prompt: prompt.focus(),
+        todos: TodoStrip | None = None,
     ) -> None:
         self.conversation = conversation
         self.status = status
@@ -95,6 +98,8 @@ class Bridge:
         self.interruption = interruption  # what the model will be told about a stopped turn
         self.summary = summary  # the text of the last Full compact's summary
         self.on_ask = on_ask  # gives a new approval the keyboard (or says how to reach it)
+        self.todos = todos  # the task list above the prompt
+        self._todo_inputs: dict[str, object] = {}  # running TodoWrite calls' lists
         self._reset()
 
     def _reset(self) -> None:
@@ -214,10 +219,15 @@ class Bridge:
                     view.collapsed = False
                 view.set_state("running")
                 self.status.busy(f"running {name}")
+                if name == TODO_TOOL:
+                    self._todo_inputs[call_id] = tool_input.get("todos")
             case ToolProgress(id=call_id, name=name, text=text):  # a running call's output
                 (await self._tool(call_id, name)).set_progress(text)
             case ToolFinished(id=call_id, name=name, output=output, is_error=is_error):
                 (await self._tool(call_id, name)).set_result(output, is_error)
+                given = self._todo_inputs.pop(call_id, None)
+                if given is not None and not is_error and self.todos is not None:
+                    self.todos.show(parse_todos(given))
             case AssistantMessage(message=message, usage=usage):
                 await self._complete(message, usage, estimated=event.estimated)
             case UsageSpent(usage=usage):  # a summary request: it costs, it fills nothing
