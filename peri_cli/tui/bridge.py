@@ -119,6 +119,7 @@ class Bridge:
         try:
             async for event in events:
                 await self.handle(event)
+                self._follow_todos(event)
                 if isinstance(event, TurnEnded):
                     ended = event
         except asyncio.CancelledError:
@@ -184,6 +185,17 @@ class Bridge:
         if self.assistant is not None:
             await self.assistant.finish()
 
+    def _follow_todos(self, event: Event) -> None:
+        """A TodoWrite call that succeeded sets the task list above the prompt to its input."""
+        if self.todos is None:
+            return
+        if isinstance(event, ToolCall) and event.name == TODO_TOOL:
+            self._todo_inputs[event.id] = event.input.get("todos")
+        elif isinstance(event, ToolFinished) and event.id in self._todo_inputs:
+            given = self._todo_inputs.pop(event.id)
+            if not event.is_error:
+                self.todos.show(parse_todos(given))
+
     async def _mount(self, widget: Widget) -> None:
         self.attempt.append(widget)
         await self.conversation.add(widget)
@@ -219,15 +231,10 @@ class Bridge:
                     view.collapsed = False
                 view.set_state("running")
                 self.status.busy(f"running {name}")
-                if name == TODO_TOOL:
-                    self._todo_inputs[call_id] = tool_input.get("todos")
             case ToolProgress(id=call_id, name=name, text=text):  # a running call's output
                 (await self._tool(call_id, name)).set_progress(text)
             case ToolFinished(id=call_id, name=name, output=output, is_error=is_error):
                 (await self._tool(call_id, name)).set_result(output, is_error)
-                given = self._todo_inputs.pop(call_id, None)
-                if given is not None and not is_error and self.todos is not None:
-                    self.todos.show(parse_todos(given))
             case AssistantMessage(message=message, usage=usage):
                 await self._complete(message, usage, estimated=event.estimated)
             case UsageSpent(usage=usage):  # a summary request: it costs, it fills nothing
