@@ -9,7 +9,7 @@ import json
 import subprocess
 from typing import Any
 
-from tests.e2e.conftest import Peri, texts
+from tests.e2e.conftest import Peri, system_text, texts
 
 TODOS = [
     {"content": "Fix the config", "status": "completed", "activeForm": "Fixing the config"},
@@ -87,6 +87,16 @@ def test_the_working_state_survives_compact_and_resume(peri: Peri) -> None:
     seen = len(peri.server.requests)
     run(peri, "-r", session, "-p", "and now?")
     assert assert_kept(conversation_requests(peri, seen)[0]) == state
+    peri.server.set_script([{"text": "A copy."}])
+    seen = len(peri.server.requests)
+    run(peri, "-r", session, "--fork-session", "-p", "in a copy?")
+    assert assert_kept(conversation_requests(peri, seen)[0]) == state
+
+    # The task list never entered the system block: one frozen prompt for the whole session.
+    bodies = [b for b in peri.model_calls() if b.get("tools")]
+    assert len({system_text(b) for b in bodies}) == 1 and "Make the check pass" not in str(
+        bodies[-1]["system"]
+    )
 
 
 def test_bad_todo_input_is_a_tool_error_and_the_session_goes_on(peri: Peri) -> None:
