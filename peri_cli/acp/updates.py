@@ -11,7 +11,9 @@ from typing import Any
 
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
+    PlanEntry,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -34,14 +36,33 @@ from peri_cli.sdk import (
     SystemEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    TodoEvent,
     ToolProgressEvent,
     ToolResultEvent,
     ToolUseEvent,
     UserEvent,
 )
 
-Update = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk | ToolCallStart | ToolCallProgress
+Update = (
+    AgentMessageChunk
+    | AgentThoughtChunk
+    | UserMessageChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+)
 OUTPUT_CAP = 100_000  # characters of a tool's output shown in the editor
+
+
+def plan(event: TodoEvent) -> AgentPlanUpdate:
+    """The task list as ACP's plan: each entry's content and status; priority "medium", since
+    ACP requires one and a TodoWrite list has none."""
+    entries = [
+        PlanEntry(content=str(t.get("content", "")), status=t["status"], priority="medium")
+        for t in event.todos
+        if t.get("status") in ("pending", "in_progress", "completed")
+    ]
+    return AgentPlanUpdate(session_update="plan", entries=entries)
 
 
 def message(text: str) -> AgentMessageChunk:
@@ -75,6 +96,8 @@ class Updates:
                 return self.started(event)
             case ToolResultEvent(agent_id=None):
                 return self.finished(event)
+            case TodoEvent(agent_id=None):
+                return [plan(event)]
             case ToolProgressEvent(agent_id=None, text=text):
                 return [
                     ToolCallProgress(
@@ -105,6 +128,8 @@ class Updates:
                 return self.started(event)
             case ToolResultEvent(agent_id=None):
                 return self.finished(event)
+            case TodoEvent(agent_id=None):
+                return [plan(event)]
         return []
 
     def started(self, event: ToolUseEvent) -> list[Update]:

@@ -8,8 +8,9 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from peri_cli.agent.interruption import TurnProgress, interruption_note
+from peri_cli.agent.liveoutput import LiveOutput
 from peri_cli.agent.refusals import Attempts, after_failure
-from peri_cli.agent.toolround import Denial, LiveOutput, ToolRound
+from peri_cli.agent.toolround import Denial, ToolRound
 from peri_cli.base.events import AssistantMessage, Event, TurnEnded, TurnStarted, UsageSpent
 from peri_cli.base.messages import Message, ToolResultPart, Usage, scrub_message, user_text
 from peri_cli.base.provider import MessageCompleted, ModelRequest, Provider, ProviderError
@@ -19,6 +20,7 @@ from peri_cli.base.tool import ToolContext, ToolRegistry
 from peri_cli.context.contributions import ContributionChain, RequestContext
 from peri_cli.context.projection import cache_marks, project
 from peri_cli.context.tokens import TokenCounter, default_counter
+from peri_cli.context.worklog import DURATIONS_KEY
 from peri_cli.extensions.hookpoints import Hooks, notices
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.session.store import Session
@@ -219,7 +221,7 @@ class Agent:
             )
             async for event in tool_round.run(message.tool_uses, results, progress, bad_inputs):
                 yield event
-            self._commit(message, usage, estimated, results)
+            self._commit(message, usage, estimated, results, tool_round.durations)
             progress.reset()
             if tool_round.ended:  # an answer ended the turn here (a headless run's plan)
                 yield TurnEnded("done")
@@ -303,9 +305,15 @@ class Agent:
         return counted, True
 
     def _commit(
-        self, message: Message, usage: Usage, estimated: bool, results: list[ToolResultPart]
+        self,
+        message: Message,
+        usage: Usage,
+        estimated: bool,
+        results: list[ToolResultPart],
+        durations: dict[str, int],
     ) -> None:
-        """The assistant message and all its tool results land together, in one write."""
+        """The assistant message and all its tool results land together, in one write, the
+        results with how long each call that ran took (`DURATIONS_KEY`)."""
         self.last_usage = usage
         self.usage_total = self.usage_total + usage
         self.usage_estimated = self.usage_estimated or estimated
@@ -319,7 +327,10 @@ class Agent:
             )
         ]
         if results:
-            entries.append(MessageEntry(message=Message(role="user", content=list(results))))
+            content = Message(role="user", content=list(results))
+            entries.append(
+                MessageEntry.model_validate({"message": content, DURATIONS_KEY: durations})
+            )
         self.session.append(*entries)
         self.unaccepted = [e.id for e in entries]
 

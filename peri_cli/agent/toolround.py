@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from peri_cli.agent.interruption import TurnProgress, describe_call
+from peri_cli.agent.liveoutput import LiveOutput
 from peri_cli.base.events import (
     Event,
     Notice,
@@ -22,7 +24,6 @@ from peri_cli.base.events import (
     PermissionRequested,
     ToolCall,
     ToolFinished,
-    ToolProgress,
 )
 from peri_cli.base.messages import TextPart, ToolResultPart, ToolUsePart
 from peri_cli.base.provider import RAW_INPUT_KEY
@@ -43,28 +44,6 @@ from peri_cli.extensions.hookpoints import Hooks, notices
 from peri_cli.permissions.call_facts import Call
 from peri_cli.permissions.call_facts import describe_call as judged_call
 from peri_cli.permissions.policy import Decision, PermissionPolicy
-
-
-class LiveOutput:
-    """Running tools' progress reports, the latest per call, and a wake-up for the loop that
-    yields them; reports between two looks collapse into one (the UI throttles no further)."""
-
-    def __init__(self) -> None:
-        self.latest: dict[str, ToolProgress] = {}
-        self.changed = asyncio.Event()
-
-    def reporter(self, use: ToolUsePart) -> Callable[[str], None]:
-        def report(text: str) -> None:
-            self.latest[use.id] = ToolProgress(use.id, use.name, scrub_surrogates(text))
-            self.changed.set()
-
-        return report
-
-    def take(self) -> list[ToolProgress]:
-        reports = list(self.latest.values())
-        self.latest.clear()
-        self.changed.clear()
-        return reports
 
 
 @dataclass(frozen=True)
@@ -101,6 +80,9 @@ class ToolRound:
     live: LiveOutput
     denials: list[Denial]
     ended: bool = False  # an answer ended the turn after this round (a headless plan)
+    # Milliseconds each call that ran took, by tool_use id; the loop keeps them with the results
+    # (the working state reports a command's duration). A refused call has none.
+    durations: dict[str, int] = field(default_factory=dict)
 
     async def run(
         self,
@@ -326,12 +308,14 @@ class ToolRound:
             return
         if paths:
             await self._checkpoint("before", paths, item.use.id)
+        started = time.monotonic()
         try:
             item.output = await tool.call(item.params, ctx)
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
         except Exception as e:  # a tool bug must reach the model as an error, not end the session
             item.output = ToolOutput.error(f"{tool.name} failed: {type(e).__name__}: {e}")
+        self.durations[item.use.id] = round((time.monotonic() - started) * 1000)
         if paths:
             await self._checkpoint("after", paths, item.use.id)
         if self.hooks is not None and self.hooks.has("PostToolUse"):

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 async def user_shell(agent: Agent, command: str) -> AsyncIterator[Event]:
     """Run `command` in the workspace and record it with its output (an entry with an origin,
     never a typed user turn). Cancelling stops the command and records nothing."""
-    from peri_cli.agent.toolround import LiveOutput
+    from peri_cli.agent.liveoutput import LiveOutput
 
     bash = agent.tools.get("Bash")
     if bash is None:

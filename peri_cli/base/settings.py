@@ -103,6 +103,8 @@ class Settings(_Section):
     # The TUI rings the bell / sends an OSC 9 notification when a long turn ends or an approval
     # waits while the terminal is unfocused; false turns that off.
     notifications: bool = True
+    # Offer the TodoWrite task list tool (Claude Code's key); false drops it from new sessions.
+    todoTool: bool = True
     # The Bash sandbox (CONTRACT.md §10). This is the plain merge; what a session uses comes from
     # `settings_sandbox.merge_sandbox`, which lets an untrusted workspace only narrow it.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

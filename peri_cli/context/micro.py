@@ -55,8 +55,9 @@ KEEP_INPUT_KEYS = frozenset(
 
 ORIGIN_SUMMARY = "compact_summary"
 ORIGIN_REINJECT = "compact_reinject"
+ORIGIN_WORKING_STATE = "compact_working_state"  # context/workstate.py
 # Compaction's own messages: never a user turn, never projected by Micro.
-COMPACTION_ORIGINS = frozenset({ORIGIN_SUMMARY, ORIGIN_REINJECT})
+COMPACTION_ORIGINS = frozenset({ORIGIN_SUMMARY, ORIGIN_REINJECT, ORIGIN_WORKING_STATE})
 
 DEFAULT_KEEP_RESULTS = 3
 DEFAULT_KEEP_TURNS = 3

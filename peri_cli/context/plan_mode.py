@@ -28,14 +28,20 @@ def plan_mode_note(mode_of: Callable[[], str]) -> Contributor:
     return contribute
 
 
+PLAN_KEY = "plan"  # on a working-state entry: the approved plan it carried past a compaction
+
+
 def approved_plan(entries: Iterable[object]) -> str | None:
     """The plan of the latest `ExitPlanMode` call the user approved (None: none was): the call
-    as the model made it, whose result is not an error."""
+    as the model made it, whose result is not an error, or the plan a working state carried."""
     plans: dict[str, str] = {}
     approved: str | None = None
     for entry in entries:
         if not isinstance(entry, MessageEntry):
             continue
+        carried = (entry.model_extra or {}).get(PLAN_KEY)
+        if isinstance(carried, str):
+            approved = carried
         for part in entry.message.content:
             if isinstance(part, ToolUsePart) and part.name == PLAN_TOOL:
                 plan = part.input.get("plan")

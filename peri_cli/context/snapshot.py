@@ -44,6 +44,7 @@ class SnapshotInputs:
     meta: MetaState = ALL_ON  # the Meta Harness state this session freezes
     overrides: dict[str, str] = field(default_factory=dict)  # section id -> its override text
     has_subagents: bool = True  # some SubAgent type exists (the Agent tool is offered)
+    has_todos: bool = True  # the TodoWrite tool is offered (setting `todoTool`)
 
 
 def render_system(inputs: SnapshotInputs) -> str:
@@ -58,6 +59,8 @@ def render_system(inputs: SnapshotInputs) -> str:
         for c in TOOL_NOTES
         if meta.enabled(c) and (c != "subagents" or inputs.has_subagents)
     ]
+    if inputs.has_todos:
+        notes.append(base_section("tools-tasks"))
     if notes:
         sections.insert(2, "# Tools\n" + "\n".join(f"- {n}" for n in notes))
     sections.append(

@@ -23,6 +23,7 @@ COMMANDS: dict[str, Command] = {
         Command("model", "Show or switch the model", "[name]"),
         Command("mode", "Show or switch the permission mode", "[mode]"),
         Command("context", "Show what fills the context window"),
+        Command("todos", "Show the task list whole (the latest TodoWrite)"),
         # (no usage: Enter on `/agents` lists at once; `/agents stop ID`, `/agents open ID`)
         Command("agents", "SubAgent types and this session's SubAgents; stop ID, open ID"),
         Command("rewind", "Go back to before one of your prompts: code, conversation or both"),

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from peri_cli.base import file_watchers
 from peri_cli.base.atomic import atomic_write
 from peri_cli.base.textsafe import visible
 from peri_cli.permissions.rule_syntax import Behavior, RuleError, RuleSource, parse_rule
@@ -146,3 +147,4 @@ def ensure_git_ignored(folder: Path) -> None:
             f.write(LOCAL_SETTINGS_FILE + "\n")
     except (OSError, UnicodeDecodeError):
         return  # the rule is saved; an unwritable .gitignore does not undo it
+    file_watchers.after_write(ignore)  # Peri's own write (a sandboxed command may be running)

@@ -28,6 +28,7 @@ from peri_cli.context.meta import ALL_ON, MetaState
 from peri_cli.context.meta import resolve as resolve_meta
 from peri_cli.context.plan_mode import plan_mode_note
 from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_environment
+from peri_cli.context.todos import TODO_TOOL
 from peri_cli.context.tokens import default_counter
 from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
 from peri_cli.extensions.hookpoints import Hooks
@@ -219,6 +220,8 @@ class Runtime(McpSide, SandboxSide, ToolSide):
             meta=state,
             overrides=meta.texts,
             has_subagents=has_subagents,
+            has_todos=self.settings.todoTool
+            and (self.builtin_names is None or TODO_TOOL in self.builtin_names),
         )
         snapshot = build_snapshot(inputs)
         if self.append_system:

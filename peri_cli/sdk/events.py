@@ -89,6 +89,15 @@ class ToolResultEvent(_EventBase):
     is_error: bool
 
 
+class TodoEvent(_EventBase):
+    """The task list as a `TodoWrite` call just set it (each item `content`, `status`:
+    pending, in_progress or completed, `activeForm`); a SubAgent's carries its `agent_id`."""
+
+    type: Literal["todo"] = "todo"
+    agent_id: str | None = None
+    todos: list[dict[str, Any]]
+
+
 class CompactEvent(_EventBase):
     """A compaction (`micro`, `full`, `clear`), a failed one (`failed`, with `error`) or a
     pressure warning (`warning`, with `pressure` and `threshold`)."""
@@ -192,6 +201,7 @@ Event = Annotated[
     | AssistantEvent
     | ToolUseEvent
     | ToolResultEvent
+    | TodoEvent
     | CompactEvent
     | ResultEvent
     | TextDeltaEvent

@@ -39,7 +39,7 @@ from peri_cli.sandbox.probe import Availability, probe
 from peri_cli.sandbox.runner import BwrapSandbox, SeatbeltSandbox
 from peri_cli.sdk import sandboxreload
 from peri_cli.sdk.installplace import inside_warning, peri_inside
-from peri_cli.session.store import refused_dir
+from peri_cli.session.store import REFUSED_DIR
 from peri_cli.tools.bashsandbox import helper_roots
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ class SandboxSide:
     def _refused_dir(self) -> Path | None:
         """Where this session keeps what the protected-path check moved aside."""
         session = getattr(self, "session", None)
-        return None if session is None else refused_dir(self.peri_home, session.id)
+        return None if session is None else self.peri_home / REFUSED_DIR / session.id
 
     def _protected_report(self, lines: list[str]) -> None:
         """What the protected-path check found, for the user (from any thread: the check also

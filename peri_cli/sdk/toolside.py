@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING
 from peri_cli.base.modes import MODES, Mode
 from peri_cli.base.tool import PLAIN, Tool, ToolRegistry, ToolTraits
 from peri_cli.context.meta import MetaRegistry
+from peri_cli.context.todos import TODO_TOOL
 from peri_cli.extensions.extra_tools import offer_extra_tools
 
 if TYPE_CHECKING:
     from peri_cli.agent.loop import Agent
+    from peri_cli.base.settings import Settings
     from peri_cli.context.meta import MetaState
     from peri_cli.extensions.skills.catalog import SkillCatalog
     from peri_cli.mcp.manager import McpManager
@@ -26,6 +28,7 @@ class ToolSide:
     if TYPE_CHECKING:
         agent: Agent | None
         builtin_names: frozenset[str] | None  # only these built-in tools (None: all)
+        settings: Settings
         meta: MetaState
         skills: SkillCatalog
         mcp: McpManager | None
@@ -39,9 +42,12 @@ class ToolSide:
         from peri_cli.tools.webfetch import WebFetchTool
 
         meta, names = self.meta, self.builtin_names
+        todo_off = not self.settings.todoTool
 
         def add(registry: ToolRegistry, tools: list[Tool]) -> None:
             for tool in tools:
+                if todo_off and tool.name == TODO_TOOL:
+                    continue
                 if names is None or tool.name in names:
                     registry.add(tool)
 

@@ -25,6 +25,7 @@ from peri_cli.base.messages import dump_message
 from peri_cli.base.provider import TextDelta, ThinkingDelta
 from peri_cli.base.retry import Retrying
 from peri_cli.context.pressure import stable_prefix_share
+from peri_cli.context.todos import TODO_TOOL, dump_todos, parse_todos
 from peri_cli.sdk.events import (
     USAGE_KEYS,
     AssistantEvent,
@@ -35,6 +36,7 @@ from peri_cli.sdk.events import (
     SystemEvent,
     TextDeltaEvent,
     ThinkingDeltaEvent,
+    TodoEvent,
     ToolProgressEvent,
     ToolResultEvent,
     ToolUseEvent,
@@ -53,6 +55,7 @@ class Translator:
         self.stop_reason: str | None = None  # of the main agent's last reply
         self._announced: set[str] = set()  # tool_use ids whose `tool_use` event was sent
         self._inputs: dict[str, dict[str, Any]] = {}  # of the current reply's tool calls
+        self._child_inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # SubAgents' running calls
 
     def event(self, event: CoreEvent) -> list[Event]:
         match event:
@@ -76,7 +79,7 @@ class Translator:
                 result = ToolResultEvent(
                     tool_use_id=id, name=name, content=output, is_error=is_error
                 )
-                return [*out, result]
+                return [*out, result, *todo_event(name, self._inputs.get(id), is_error)]
             case Compacted() | CompactFailed() | CompactWarning():
                 return [compact_event(event)]
             case Retrying(attempt=attempt, delay=delay, reason=reason):
@@ -116,18 +119,18 @@ class Translator:
                     )
                 ]
             case ToolCall(id=id, name=name, input=input):
+                self._child_inputs[id] = (child_id, input)
                 used = ToolUseEvent(agent_id=child_id, id=id, name=name, input=input)
                 return [used, *self._child_partial(child_id, event, parent)]
             case ToolFinished(id=id, name=name, output=output, is_error=is_error):
-                return [
-                    ToolResultEvent(
-                        agent_id=child_id,
-                        tool_use_id=id,
-                        name=name,
-                        content=output,
-                        is_error=is_error,
-                    )
-                ]
+                result = ToolResultEvent(
+                    agent_id=child_id,
+                    tool_use_id=id,
+                    name=name,
+                    content=output,
+                    is_error=is_error,
+                )
+                return [result, *todo_event(name, self._child_inputs.pop(id, None), is_error)]
             case TextDelta() | ThinkingDelta() | ToolProgress():
                 return self._child_partial(child_id, event, parent)
         return []
@@ -192,6 +195,22 @@ class Translator:
         if self.error is not None:
             fields["error"] = self.error
         return ResultEvent(**fields, stop_reason=self.stop_reason)
+
+
+def todo_event(
+    name: str, given: dict[str, Any] | tuple[str, dict[str, Any]] | None, is_error: bool
+) -> list[Event]:
+    """A `todo` event after a TodoWrite call that succeeded: the list its input set (`given`:
+    the main agent's input, or a SubAgent's id and input)."""
+    if name != TODO_TOOL or is_error or given is None:
+        return []
+    agent_id, tool_input = given if isinstance(given, tuple) else (None, given)
+    todos = parse_todos(tool_input.get("todos"))
+    if todos is None:
+        return []
+    if agent_id is None:
+        return [TodoEvent(todos=dump_todos(todos))]
+    return [TodoEvent(agent_id=agent_id, todos=dump_todos(todos))]
 
 
 def compact_event(event: Compacted | CompactFailed | CompactWarning) -> CompactEvent:

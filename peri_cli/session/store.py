@@ -209,11 +209,6 @@ def scan_info(path: Path) -> SessionInfo:
     )
 
 
-def refused_dir(peri_home: Path, session_id: str) -> Path:
-    """Where a session keeps what the sandbox's check moved aside (deleted with the session)."""
-    return peri_home / REFUSED_DIR / session_id
-
-
 class SessionStore:
     """All sessions of one workspace under `$PERI_HOME/projects/<workspace-key>/`."""
 
@@ -341,7 +336,7 @@ class SessionStore:
         writer = TranscriptWriter(path)  # holds the lock: no process opens it meanwhile
         try:
             shutil.rmtree(path.with_suffix(""), ignore_errors=True)  # links are not followed
-            shutil.rmtree(refused_dir(self.peri_home, session_id), ignore_errors=True)
+            shutil.rmtree(self.peri_home / REFUSED_DIR / session_id, ignore_errors=True)
             _sidecar(path).unlink(missing_ok=True)
             path.unlink()  # (its lock file stays, as TranscriptWriter.close says why)
         finally:

@@ -13,6 +13,7 @@ from peri_cli.tools.edit import EditTool
 from peri_cli.tools.glob import GlobTool
 from peri_cli.tools.grep import GrepTool
 from peri_cli.tools.read import ReadTool
+from peri_cli.tools.todowrite import TodoWriteTool
 from peri_cli.tools.write import WriteTool
 
 
@@ -27,6 +28,7 @@ def builtin_tools() -> list[Tool]:
         GlobTool(),
         GrepTool(),
         AskUserQuestionTool(),
+        TodoWriteTool(),
     ]
 
 

@@ -33,6 +33,7 @@ from peri_cli.tui.widgets.key_footer import KeyFooter
 from peri_cli.tui.widgets.notice import Level, NoticeLine
 from peri_cli.tui.widgets.prompt_area import PromptArea
 from peri_cli.tui.widgets.status_bar import StatusBar
+from peri_cli.tui.widgets.todo_strip import TodoStrip
 
 if TYPE_CHECKING:
     from peri_cli.agent.host import SessionHost
@@ -93,6 +94,7 @@ class PeriApp(App[int]):
         if first_look is not None:  # the mode waits for trust: it is not shown until then
             self.status.set(model=first_look.model, provider=first_look.provider, mode="")
         self.agent_strip = AgentStrip(clock, id="agent-strip")
+        self.todo_strip = TodoStrip(id="todo-strip")
         self.agents_ui = AgentsUI(self)  # the attached session's SubAgents
         self.sessions = Sessions(
             self,
@@ -115,6 +117,7 @@ class PeriApp(App[int]):
     def compose(self) -> ComposeResult:
         yield self.conversation
         yield self.approvals
+        yield self.todo_strip
         yield self.prompt_area
         yield self.agent_strip
         yield self.status

@@ -28,6 +28,7 @@ from peri_cli.base.events import (
 from peri_cli.base.messages import Message, Usage
 from peri_cli.base.provider import TextDelta, ThinkingDelta, ToolUseStarted
 from peri_cli.base.retry import Retrying
+from peri_cli.context.todos import TODO_TOOL, parse_todos
 from peri_cli.tui.markdown.blocks import warm as warm_markdown
 from peri_cli.tui.tool_text import NO_LOOK, ToolLook
 from peri_cli.tui.widgets.agent_card import AgentCard
@@ -39,6 +40,7 @@ from peri_cli.tui.widgets.notice import Level, NoticeLine
 from peri_cli.tui.widgets.permission_prompt import ApprovalRecord, PermissionPrompt
 from peri_cli.tui.widgets.separator import Separator
 from peri_cli.tui.widgets.status_bar import StatusBar
+from peri_cli.tui.widgets.todo_strip import TodoStrip
 from peri_cli.tui.widgets.tool_call import ToolCallView
 
 CostOf = Callable[[Usage], float | None]
@@ -87,6 +89,7 @@ class Bridge:
         summary: SummaryOf = lambda: "",
         on_ask: Callable[[PermissionPrompt], object] = lambda prompt: prompt.focus(),
         on_question: Callable[[PermissionRequested], Awaitable[None]] | None = None,
+        todos: TodoStrip | None = None,
     ) -> None:
         self.conversation = conversation
         self.status = status
@@ -97,6 +100,8 @@ class Bridge:
         self.summary = summary  # the text of the last Full compact's summary
         self.on_ask = on_ask  # gives a new approval the keyboard (or says how to reach it)
         self.on_question = on_question  # opens the picker for a question with options
+        self.todos = todos  # the task list above the prompt
+        self._todo_inputs: dict[str, object] = {}  # running TodoWrite calls' lists
         self._reset()
 
     def _reset(self) -> None:
@@ -116,6 +121,7 @@ class Bridge:
         try:
             async for event in events:
                 await self.handle(event)
+                self._follow_todos(event)
                 if isinstance(event, TurnEnded):
                     ended = event
         except asyncio.CancelledError:
@@ -180,6 +186,17 @@ class Bridge:
     async def _finish_text(self) -> None:
         if self.assistant is not None:
             await self.assistant.finish()
+
+    def _follow_todos(self, event: Event) -> None:
+        """A TodoWrite call that succeeded sets the task list above the prompt to its input."""
+        if self.todos is None:
+            return
+        if isinstance(event, ToolCall) and event.name == TODO_TOOL:
+            self._todo_inputs[event.id] = event.input.get("todos")
+        elif isinstance(event, ToolFinished) and event.id in self._todo_inputs:
+            given = self._todo_inputs.pop(event.id)
+            if not event.is_error:
+                self.todos.show(parse_todos(given))
 
     async def _mount(self, widget: Widget) -> None:
         self.attempt.append(widget)

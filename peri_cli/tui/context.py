@@ -72,10 +72,21 @@ def report(request: ModelRequest, counter: TokenCounter, window: int) -> Context
 def agent_report(agent: Agent, counter: TokenCounter, window: int) -> ContextReport:
     from peri_cli.context.levels import projection_levels
     from peri_cli.context.pressure import stable_prefix_share
+    from peri_cli.context.projection import visible_entries
+    from peri_cli.context.workstate import state_tokens
 
     share = stable_prefix_share(agent.session.entries)
+    base = report(agent.build_request(), counter, window)
+    kept = state_tokens(visible_entries(agent.session.entries), counter.count_message)
+    history = base.parts[-1]
+    parts = [
+        *base.parts[:-1],
+        ContextPart("Working state", min(kept, history.tokens)),
+        ContextPart(history.label, max(0, history.tokens - kept)),
+    ]
     return dataclasses.replace(
-        report(agent.build_request(), counter, window),
+        base,
+        parts=parts,
         stable_share=share.share,
         stable_requests=share.requests,
         levels=projection_levels(agent.session.entries, counter.count_message),

@@ -72,6 +72,7 @@ class _Builder:
 
 SUMMARY_TITLE = "Summary of the earlier conversation (what the model sees now)"
 REINJECT_TITLE = "Files and skills re-injected after the compaction"
+WORKING_STATE_TITLE = "The working state Peri kept at the compaction"
 REFUSED_HEAD = "Left out of the conversation, the provider refused it: "
 ATTACHED_TITLE = "Attached to the prompt (@ files, pasted images)"
 SHELL_TITLE = "Your shell command (!) and its output, as the model sees it"
@@ -79,13 +80,15 @@ SHELL_TITLE = "Your shell command (!) and its output, as the model sees it"
 
 def _origin_title(entry: MessageEntry, summaries: set[str]) -> str | None:
     from peri_cli.agent.attachments import ORIGIN_ATTACHMENT, ORIGIN_SHELL
-    from peri_cli.context.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY
+    from peri_cli.context.micro import ORIGIN_REINJECT, ORIGIN_SUMMARY, ORIGIN_WORKING_STATE
 
     origin = (entry.model_extra or {}).get("origin")
     if origin == ORIGIN_SUMMARY:
         return SUMMARY_TITLE
     if origin == ORIGIN_REINJECT:
         return REINJECT_TITLE
+    if origin == ORIGIN_WORKING_STATE:
+        return WORKING_STATE_TITLE
     if origin == ORIGIN_ATTACHMENT:
         return ATTACHED_TITLE
     if origin == ORIGIN_SHELL:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
     from peri_cli.tui.widgets.prompt_area import PromptArea
     from peri_cli.tui.widgets.status_bar import StatusBar
+    from peri_cli.tui.widgets.todo_strip import TodoStrip
 
 
 class ScreenHost(Protocol):
@@ -42,6 +43,7 @@ class AppPort(ScreenHost, Protocol):
     prompt_area: PromptArea
     approvals: ApprovalDock
     agent_strip: AgentStrip
+    todo_strip: TodoStrip
     history: PromptHistory
     clock: Callable[[], float]
 

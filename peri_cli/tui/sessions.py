@@ -108,6 +108,7 @@ class Sessions:
             summary=self._last_summary,
             on_ask=app.offer_approval,
             on_question=functools.partial(ask_question, app),
+            todos=app.todo_strip,
         )
         self._on_attached(runtime)
         self._attach_extensions(runtime)
@@ -185,6 +186,8 @@ class Sessions:
     async def show(self, *, rerender: bool = True, attached: bool = True) -> None:
         """Show the attached session: its history (newest page), guide and status; a session
         just `attached` also runs its SessionStart hooks (not one shown again, e.g. /rewind)."""
+        from peri_cli.context.projection import visible_entries
+        from peri_cli.context.todos import latest_todos
         from peri_cli.tui.bridge import add_cost
         from peri_cli.tui.items import display_items
         from peri_cli.tui.notices import session_usage
@@ -196,6 +199,7 @@ class Sessions:
             await app.conversation.show_items(display_items(session.entries))
             await self._startup_notices()
         self.refresh_status()
+        app.todo_strip.show(latest_todos(visible_entries(session.entries)))
         cost, share = session_usage(session.entries, app.agent.model)
         # (a resumed session's children are read later, and add theirs then)
         app.status.set(cost_usd=add_cost(cost, self.agents.cost()), cache_share=share)

@@ -68,7 +68,8 @@ def board(ws: Path, home: Path) -> Any:
 
 
 def every_builtin_tool() -> list[str]:
-    tools = [t.name for t in builtin_tools()]
+    """The built-in tools a capability brings (TodoWrite has its own setting, `todoTool`)."""
+    tools = [t.name for t in builtin_tools() if t.name != "TodoWrite"]
     tools += [AgentTool.name, SkillTool.name, SEARCH_NAME, EXECUTE_NAME, "ExitPlanMode"]
     return tools
 
@@ -337,6 +338,8 @@ def test_replaced_section_and_removed_capabilities_shape_the_prompt() -> None:
 
 def test_no_tool_notes_at_all_leaves_no_empty_tools_heading() -> None:
     off = frozenset({"files", "search", "shell", "subagents"})
-    snap = build_snapshot(inputs(meta=MetaState(disabled=off)))
+    snap = build_snapshot(inputs(meta=MetaState(disabled=off), has_todos=False))
     assert "# Tools" not in snap.system
+    kept = build_snapshot(inputs(meta=MetaState(disabled=off))).system
+    assert "# Tools\n- Tasks: " in kept and "TodoWrite" in kept
     assert "SubAgent" not in build_snapshot(inputs(has_subagents=False)).system

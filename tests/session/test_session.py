@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from peri_cli.base.messages import Message, TextPart, user_text
-from peri_cli.session.store import SessionNotFound, SessionStore, refused_dir, workspace_key
+from peri_cli.session.store import REFUSED_DIR, SessionNotFound, SessionStore, workspace_key
 from peri_cli.session.transcript import Interruption, MessageEntry, Snapshot
 from peri_cli.session.transcript_file import SessionLocked, TranscriptError, load
 
@@ -200,10 +200,10 @@ def test_delete_takes_everything_kept_with_the_session(store: SessionStore) -> N
     for rel in ("outputs/0123456789abcdef0123456789abcdef.txt", "agents/child.jsonl"):
         (session.dir / rel).parent.mkdir(parents=True, exist_ok=True)
         (session.dir / rel).write_text("kept with the session")
-    moved = refused_dir(store.peri_home, session.id) / ".mcp.json"  # the sandbox's check's
+    moved = store.peri_home / REFUSED_DIR / session.id / ".mcp.json"  # the sandbox's check's
     moved.parent.mkdir(parents=True)
     moved.write_text("planted")
-    other_moved = refused_dir(store.peri_home, other.id) / ".mcp.json"
+    other_moved = store.peri_home / REFUSED_DIR / other.id / ".mcp.json"
     other_moved.parent.mkdir(parents=True)
     other_moved.write_text("planted too")
     with pytest.raises(SessionLocked):  # not while a process has it open

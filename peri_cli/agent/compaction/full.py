@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from peri_cli.agent.compaction.gauge import prefix_note
+from peri_cli.agent.compaction.keep import working_state_entry
 from peri_cli.agent.sessionstart import run_session_start
 from peri_cli.base.events import Compacted, CompactFailed, Event, UsageSpent
 from peri_cli.base.messages import Message, Usage, user_text
@@ -141,6 +142,12 @@ class Full:
             excluded_messages=len(excluded),
         )
         added: list[Entry] = [summary_entry, boundary]
+        window = self.gauge.window(agent)
+        kept = working_state_entry(
+            agent, excluded, window=window, count=self.gauge.counter.count_text
+        )
+        if kept is not None:  # the first message after the summary
+            added.append(kept)
         text, n_files = self._reinjection(agent, excluded)
         if text:
             added.append(
@@ -155,6 +162,8 @@ class Full:
         detail = f"summarized {len(excluded)} messages"
         if n_texts:
             detail += f"; kept {n_texts} user message{'s' if n_texts > 1 else ''} verbatim"
+        if kept is not None:
+            detail += "; kept the working state"
         if n_files:
             detail += f"; re-injected {n_files} file{'s' if n_files > 1 else ''}"
         if focus:

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from peri_cli.base.provider import ModelRequest, Provider
     from peri_cli.base.tool import ToolContext
     from peri_cli.extensions.hookpoints import Hooks
+    from peri_cli.permissions.policy import PermissionPolicy
     from peri_cli.session.store import Session
 
 
@@ -33,6 +34,9 @@ class CompactionContext(Protocol):
 
     @property
     def tool_ctx(self) -> ToolContext: ...
+
+    @property
+    def policy(self) -> PermissionPolicy: ...  # its mode goes into the working state
 
     @property
     def hooks(self) -> Hooks | None: ...  # PreCompact and SessionStart("compact") hooks

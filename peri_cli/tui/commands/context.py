@@ -1,5 +1,5 @@
-"""What fills the context and what it costs: /context, /cost, the Meta Harness (/meta), and /init
-(the model writes or improves the project guide)."""
+"""What fills the context and what it costs: /context, /cost, the task list (/todos), the Meta
+Harness (/meta), and /init (the model writes or improves the project guide)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
+from textual.content import Content
 from textual.widgets import Static
 
 from peri_cli.base.textsafe import visible
@@ -30,6 +31,21 @@ async def context(app: AppPort, _arg: str) -> None:
         agent_report, app.agent, app.counter, app.runtime.context_window
     )
     await app.push_screen(ContextView(report))
+
+
+@command("todos", immediate=True)
+async def todos(app: AppPort, _arg: str) -> None:
+    from peri_cli.context.projection import visible_entries
+    from peri_cli.context.todos import latest_todos
+    from peri_cli.tui.widgets.todo_strip import todo_rows
+
+    listed = latest_todos(visible_entries(app.agent.session.entries))
+    if not listed:
+        await app.notice("No task list yet: the model keeps one with TodoWrite for longer work.")
+        return
+    done = sum(t.status == "completed" for t in listed)
+    head = Content.styled(f"Tasks: {done} of {len(listed)} done", "bold")
+    await app.conversation.add(Static(Content("\n").join([head, *todo_rows(listed)])))
 
 
 @command("meta")

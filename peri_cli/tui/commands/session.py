@@ -20,6 +20,7 @@ async def clear(app: AppPort, _arg: str) -> None:
     app.agent.session.clear()
     after = await asyncio.to_thread(estimate_request, app.agent, app.estimator)
     await app.conversation.clear_screen(Separator("clear", before, after))
+    app.todo_strip.show(None)  # an empty visible history has no task list
     app.status.set(context_tokens=after, context_estimated=True, cache_share=None)
     await app.session_start("clear")
 

@@ -16,7 +16,7 @@ from textual.widgets import Label, Static
 from peri_cli.tui.context import ContextReport
 from peri_cli.tui.format import tokens
 
-COLORS = ["dodger_blue2", "cyan", "medium_purple", "yellow", "green", "deep_pink2"]
+COLORS = ["dodger_blue2", "cyan", "medium_purple", "yellow", "green", "orange3", "deep_pink2"]
 BAR_WIDTH = 60
 
 
