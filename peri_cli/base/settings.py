@@ -74,6 +74,15 @@ class GuideSettings(_Section):
     budget_bytes: int = Field(default=40_000, gt=0)
 
 
+class StatusLineSettings(_Section):
+    """Claude Code's `statusLine`: a command whose first line of output the TUI shows under the
+    prompt (`command` empty: none)."""
+
+    type: Literal["command"] = "command"
+    command: str = ""
+    padding: int = Field(default=0, ge=0, le=40)  # cells before the line
+
+
 class Settings(_Section):
     """The resolved settings a session is built from."""
 
@@ -105,6 +114,9 @@ class Settings(_Section):
     notifications: bool = True
     # Offer the TodoWrite task list tool (Claude Code's key); false drops it from new sessions.
     todoTool: bool = True
+    # Claude Code's output style for new sessions (a name: `extensions/output_styles.py`).
+    outputStyle: str | None = None
+    statusLine: StatusLineSettings = Field(default_factory=StatusLineSettings)
     # The Bash sandbox (CONTRACT.md §10). This is the plain merge; what a session uses comes from
     # `settings_sandbox.merge_sandbox`, which lets an untrusted workspace only narrow it.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)

@@ -1,6 +1,7 @@
 """What a workspace's own files would loosen, one detector per feature: a looser permission mode,
-MCP servers (settings or `.mcp.json`), a Meta Harness capability turned back on, and guide files
-or imports leading out of the workspace. Allow rules and hooks have theirs in their own modules.
+MCP servers (settings or `.mcp.json`), a Meta Harness capability turned back on, a status line
+command, and guide files or imports leading out of the workspace. Allow rules and hooks have
+theirs in their own modules.
 """
 
 from __future__ import annotations
@@ -125,6 +126,24 @@ def meta_harness_loosening(files: WorkspaceFiles) -> list[Loosening]:
     return out
 
 
+def status_line_loosening(files: WorkspaceFiles) -> list[Loosening]:
+    """A project's `statusLine` command: the TUI would run it after every turn."""
+    out: list[Loosening] = []
+    for layer in files.layers:
+        value = layer.data.get("statusLine") if layer.from_workspace else None
+        command = value.get("command") if isinstance(value, dict) else None
+        if isinstance(command, str) and command.strip():
+            out.append(
+                Loosening(
+                    "status_line",
+                    f"status line command `{' '.join(command.split())[:200]}`",
+                    files.label(layer.path),
+                    ((layer.path, "statusLine"),),
+                )
+            )
+    return out
+
+
 # One function per feature that reads something loosening from the workspace's settings; the
 # ones that read other files (`.mcp.json`, skills) add theirs here too, or pass extra loosenings
 # to `assess` the way the guide probe does.
@@ -133,6 +152,7 @@ DETECTORS: tuple[Detector, ...] = (
     settings_mcp_servers,
     mcp_json_servers,
     meta_harness_loosening,
+    status_line_loosening,
 )
 
 
