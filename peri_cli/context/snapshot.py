@@ -45,15 +45,34 @@ class SnapshotInputs:
     overrides: dict[str, str] = field(default_factory=dict)  # section id -> its override text
     has_subagents: bool = True  # some SubAgent type exists (the Agent tool is offered)
     has_todos: bool = True  # the TodoWrite tool is offered (setting `todoTool`)
+    # The output style (extensions/output_styles): "" is the default, which changes nothing.
+    style_name: str = ""
+    style_text: str = ""
+    style_keeps_coding: bool = True  # its `keep-coding-instructions`
+
+
+def _base_sections(inputs: SnapshotInputs) -> list[str]:
+    """The base sections, or their overrides (the user's own text, kept under any style). A
+    style replaces the identity, whose "answer in concise Markdown" it decides instead, and
+    unless it keeps the coding instructions it leaves out `working` (how to work on code)."""
+    meta, styled = inputs.meta, bool(inputs.style_name)
+    out = []
+    for s in BASE_SECTIONS:
+        if s in meta.overridden:
+            out.append(inputs.overrides[s])
+        elif styled and s == "identity":
+            out.append(base_section("identity-styled"))
+        elif not (styled and s == "working" and not inputs.style_keeps_coding):
+            out.append(base_section(s))
+    return out
 
 
 def render_system(inputs: SnapshotInputs) -> str:
-    """Base sections (or their overrides), the notes of the capabilities that are on, then the
-    environment, the project guide and the skill listing (only while `skills` is on)."""
+    """Base sections (or their overrides), the notes of the capabilities that are on, the output
+    style, then the environment, the project guide and the skill listing (only while `skills`
+    is on)."""
     meta = inputs.meta
-    sections = [
-        inputs.overrides[s] if s in meta.overridden else base_section(s) for s in BASE_SECTIONS
-    ]
+    sections = _base_sections(inputs)
     notes = [
         tool_note(c)
         for c in TOOL_NOTES
@@ -62,7 +81,10 @@ def render_system(inputs: SnapshotInputs) -> str:
     if inputs.has_todos:
         notes.append(base_section("tools-tasks"))
     if notes:
-        sections.insert(2, "# Tools\n" + "\n".join(f"- {n}" for n in notes))
+        # before `safety`, the last base section
+        sections.insert(len(sections) - 1, "# Tools\n" + "\n".join(f"- {n}" for n in notes))
+    if inputs.style_name:  # before the environment: `/context` counts it in the base prompt
+        sections.append(f"# Output style: {inputs.style_name}\n\n{inputs.style_text.strip()}")
     sections.append(
         "# Environment\n"
         f"- Workspace: {inputs.workspace}\n"
@@ -87,6 +109,7 @@ def build_snapshot(inputs: SnapshotInputs) -> Snapshot:
         guide_warnings=inputs.guide_warnings,
         skills=list(inputs.skills) if inputs.meta.enabled("skills") else [],
         meta_harness=inputs.meta.to_header(),
+        output_style=inputs.style_name or None,
     )
 
 

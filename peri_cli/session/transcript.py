@@ -41,6 +41,7 @@ class Snapshot(BaseModel):
     guide_warnings: list[str] = []
     skills: list[str] = []
     meta_harness: dict[str, bool] = {}
+    output_style: str | None = None  # the output style's name (None: the default)
 
 
 class ParentRef(BaseModel):
