@@ -1,5 +1,6 @@
-"""Running command hooks: each in the workspace, in its own process group, with Peri's
-credentials removed, bounded in time and output. What the results mean is `hooks.interpret`."""
+"""Running command hooks (and the status line's command, `run_command`): each in the workspace,
+in its own process group, with Peri's credentials removed, bounded in time and output. What a
+hook's results mean is `hooks.interpret`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,17 +53,52 @@ async def run_hook(
     max_output: int = MAX_OUTPUT_BYTES,
 ) -> HookRun:
     """Run one hook with `stdin`; never raises for anything the hook does."""
+    done = await run_command(
+        hook.command,
+        stdin,
+        cwd=cwd,
+        env=env,
+        hidden_env=hidden_env,
+        timeout=hook.timeout,
+        max_output=max_output,
+    )
+    return HookRun(hook, done.exit_code, done.stdout, done.stderr, done.timed_out, error=done.error)
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """What a command Peri runs itself did (exit code None: it did not finish)."""
+
+    exit_code: int | None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    error: str | None = None  # it could not be started
+
+
+async def run_command(
+    command: str,
+    stdin: bytes,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    hidden_env: Sequence[str] = (),
+    timeout: float,
+    max_output: int = MAX_OUTPUT_BYTES,
+) -> CommandRun:
+    """Run a hook's or the status line's command through the shell, as hooks run: in `cwd`, its
+    own process group (ended with it), credentials removed, bounded in time and output."""
     environment = child_env(env, hidden_env)
     try:
-        shell, command = _resolved(hook.command, environment, cwd)
+        shell, command = _resolved(command, environment, cwd)
     except programs.ProgramMissing as e:
-        return HookRun(hook, None, error=str(e))
+        return CommandRun(None, error=str(e))
     file_watchers.before_outside()  # what a sandboxed command left is judged first
     loop = asyncio.get_running_loop()
     try:
         transport, protocol = await _start([shell, "-c", command], cwd, environment)
     except (OSError, ValueError) as e:
-        return HookRun(hook, None, error=str(getattr(e, "strerror", None) or e))
+        return CommandRun(None, error=str(getattr(e, "strerror", None) or e))
     proc = asyncio.subprocess.Process(transport, protocol, loop)
     assert proc.stdin and proc.stdout and proc.stderr
     out, err = bytearray(), bytearray()
@@ -74,17 +111,16 @@ async def run_hook(
     try:
         try:
             # Not proc.wait(): that also waits for the pipes, which a leftover child holds.
-            await asyncio.wait_for(protocol.exited.wait(), hook.timeout)
+            await asyncio.wait_for(protocol.exited.wait(), timeout)
         except TimeoutError:
             timed_out = True
     finally:
-        # The hook and anything it left running end with it (and on timeout or cancellation).
+        # The command and anything it left running end with it (and on timeout or cancellation).
         _kill_group(proc.pid)
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await asyncio.shield(_settle(proc, tasks))
-    return HookRun(
-        hook,
+    return CommandRun(
         None if timed_out else transport.get_returncode(),
         stdout=out.decode("utf-8", "replace"),
         stderr=err.decode("utf-8", "replace"),
