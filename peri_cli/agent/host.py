@@ -17,7 +17,9 @@ if TYPE_CHECKING:
     from peri_cli.base.tool import ToolTraits
     from peri_cli.context.meta import MetaState
     from peri_cli.extensions.hooks import SessionStartSource
+    from peri_cli.extensions.output_styles import StyleCatalog
     from peri_cli.extensions.skills.catalog import SkillCatalog
+    from peri_cli.extensions.statusline import StatusLineShown
     from peri_cli.permissions.trust import TrustState
     from peri_cli.session.store import Session, SessionStore
 
@@ -164,4 +166,34 @@ class SessionHost(Protocol):
     def answer_server(self, name: str, start: bool | None) -> str | None:
         """Start the server (True) or leave it off (False), remembered for this workspace;
         None: no answer, asked again next time. A warning line, if any."""
+        ...
+
+    # Output styles and the status line (Claude Code's; `sdk/styleside.py`)
+
+    def output_styles(self) -> StyleCatalog:
+        """Every output style as the files say now, and the files skipped."""
+        ...
+
+    @property
+    def session_style(self) -> str:
+        """The attached session's frozen output style ("Default" for none)."""
+        ...
+
+    def set_output_style(self, name: str) -> tuple[bool, str]:
+        """Save `outputStyle` for new sessions; (saved, one line saying what happened)."""
+        ...
+
+    def style_note(self) -> str | None:
+        """What `/clear` adds when the settings name another style than the session's."""
+        ...
+
+    @property
+    def status_line_command(self) -> str | None:
+        """The `statusLine` command in force, None for none."""
+        ...
+
+    async def run_status_line(
+        self, *, cost_usd: float | None, context_tokens: int | None, duration_ms: int
+    ) -> StatusLineShown:
+        """Run the status line's command for the attached session; never raises."""
         ...

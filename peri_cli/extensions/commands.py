@@ -34,6 +34,7 @@ COMMANDS: dict[str, Command] = {
         Command("permissions", "Show the permission rules in force, where each came from"),
         Command("hooks", "Show the configured hooks and whether each runs here"),
         Command("skills", "List the skills: in force, shadowed and broken"),
+        Command("output-style", "Pick the output style new sessions take", "[name]"),
         Command("mcp", "Show the MCP servers; reconnect one", "[reconnect NAME]"),
         Command(
             "sandbox",

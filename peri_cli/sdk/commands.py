@@ -7,7 +7,7 @@ no command can fall through to another's handler."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from peri_cli.agent.loop import Agent
 from peri_cli.base.events import Compacted, CompactFailed
@@ -16,11 +16,15 @@ from peri_cli.extensions.commands import COMMANDS
 from peri_cli.sdk.events import Event, SystemEvent
 from peri_cli.sdk.translate import Translator
 
+if TYPE_CHECKING:
+    from peri_cli.sdk.composed import Runtime
+
 
 class PromptRun(Protocol):
     """What a handler may use of the prompt's run (`turn.PromptRun`)."""
 
     agent: Agent
+    runtime: Runtime
     out: Translator  # the run's outcome: set `result` or `error`
 
     def emit(self, event: Event) -> None: ...
@@ -58,6 +62,8 @@ def missing() -> list[str]:
 async def clear(run: PromptRun, _argument: str) -> None:
     run.agent.session.clear()
     run.out.result = "Cleared the visible history; the session keeps its frozen prompt."
+    if (note := run.runtime.style_note()) is not None:
+        run.out.result += " " + note
     run.emit(SystemEvent.of("clear", session_id=run.agent.session.id))
 
 

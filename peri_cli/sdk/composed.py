@@ -43,6 +43,7 @@ from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.sdk.mcpside import McpSide, display_path
 from peri_cli.sdk.sandboxside import SandboxSide
+from peri_cli.sdk.styleside import StyleSide
 from peri_cli.sdk.toolside import ToolSide
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
@@ -72,7 +73,7 @@ def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
 
 
 @dataclass
-class Runtime(McpSide, SandboxSide, ToolSide):
+class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
     workspace: Path
     peri_home: Path
     env: Mapping[str, str]
@@ -222,6 +223,7 @@ class Runtime(McpSide, SandboxSide, ToolSide):
             has_subagents=has_subagents,
             has_todos=self.settings.todoTool
             and (self.builtin_names is None or TODO_TOOL in self.builtin_names),
+            **self.style_inputs(),
         )
         snapshot = build_snapshot(inputs)
         if self.append_system:

@@ -1,6 +1,7 @@
 """Attaching the runtime and showing sessions: the start after the first frame (trust first),
 the bridge and the extensions wired to the attached runtime, the session picker, switching and
-forking, and the status line's model, mode, cost and context estimate."""
+forking, the status line's model, mode, cost and context estimate, and the configured status
+line under the prompt (`statusline_ui`), which follows the session shown."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.questions_ui import ask_question
+from peri_cli.tui.statusline_ui import StatusLineUI
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER
 
 GC_THRESHOLDS = (10_000, 2, 10)  # the TUI process's (bench/README.md, *A SubAgent's pane*)
@@ -49,6 +51,7 @@ class Sessions:
         self._freeze_gc = freeze_gc
         self._on_attached = on_attached  # the runtime's extensions, once attached
         self._warned = 0
+        self.status_line = StatusLineUI(app)
 
     async def start(self) -> bool:
         """Build the runtime (in a thread), settle trust, then attach it; a `StartupError` ends
@@ -198,6 +201,7 @@ class Sessions:
         if rerender:
             await app.conversation.show_items(display_items(session.entries))
             await self._startup_notices()
+        self.status_line.follow()
         self.refresh_status()
         app.todo_strip.show(latest_todos(visible_entries(session.entries)))
         cost, share = session_usage(session.entries, app.agent.model)

@@ -22,6 +22,8 @@ async def clear(app: AppPort, _arg: str) -> None:
     await app.conversation.clear_screen(Separator("clear", before, after))
     app.todo_strip.show(None)  # an empty visible history has no task list
     app.status.set(context_tokens=after, context_estimated=True, cache_share=None)
+    if (note := await asyncio.to_thread(app.runtime.style_note)) is not None:
+        await app.notice(note)  # the frozen prompt stays: a style chosen since waits
     await app.session_start("clear")
 
 

@@ -18,6 +18,7 @@ from peri_cli.tui.history import PromptHistory
 from peri_cli.tui.pastes import LONG_PASTE_LINES, expand, line_count, normalized, tag
 from peri_cli.tui.widgets.completion_menu import CompletionMenu
 from peri_cli.tui.widgets.prompt_input import PLACEHOLDER, PromptInput
+from peri_cli.tui.widgets.status_line import StatusLineView
 
 if TYPE_CHECKING:  # the completion modules load on the first keystroke, not at start-up
     from peri_cli.base.messages import ImagePart
@@ -66,6 +67,7 @@ class PromptArea(Vertical):
         self.input = PromptInput(id="prompt", placeholder=placeholder)
         self.queued = Static("", id="queued")
         self.queued.display = False
+        self.status_line = StatusLineView(id="status-line")  # Claude Code's, under the prompt
         self._quiet = False  # the next change came from history, not typing: no popup
         # Pasted images by number: the prompt shows `[image #N]`, sending attaches the image.
         self.images: dict[int, ImagePart] = {}
@@ -79,6 +81,7 @@ class PromptArea(Vertical):
         yield self.menu
         yield self.queued
         yield self.input
+        yield self.status_line
 
     def on_mount(self) -> None:
         self._walk()

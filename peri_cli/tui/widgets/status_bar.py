@@ -112,6 +112,7 @@ class StatusBar(Static):
         self.clock = clock
         self.status = Status()
         self._timer: Timer | None = None
+        self.when_set: Callable[[], None] | None = None  # the status line under the prompt
 
     def render(self) -> Content:
         return render_status(self.status, self.clock(), self.content_region.width or 10_000)
@@ -119,6 +120,8 @@ class StatusBar(Static):
     def set(self, **changes: object) -> None:
         self.status = replace(self.status, **changes)  # type: ignore[arg-type]
         self.refresh()
+        if self.when_set is not None:
+            self.when_set()
 
     def busy(self, activity: str) -> None:
         """Show the spinner (started on the first call) with what is happening now."""
