@@ -25,8 +25,11 @@ class StatusLineView(Static):
 
     def show_line(self, text: Text | None, *, note: bool = False, padding: int = 0) -> None:
         """Draw `text` (None: hide the row), `padding` cells in from the prompt's edge."""
+        if text is None and self.shown is None:
+            return  # (called after every change of the status bar: nothing to redo)
         self.shown = text
         self.display = text is not None
         self.set_class(note, "-note")
-        self.styles.padding = (0, 1, 0, 1 + padding)
+        if self.styles.padding.left != 1 + padding:
+            self.styles.padding = (0, 1, 0, 1 + padding)
         self.update(text if text is not None else "")
