@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="peri",
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
         "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard; "
-        "`peri acp` serves editors over the Agent Client Protocol.",
+        "`peri acp` serves editors over the Agent Client Protocol; `peri plugin` installs "
+        "Claude Code plugins from marketplaces.",
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
     p.add_argument("-p", "--print", action="store_true", help="headless: run, print, exit")
@@ -371,6 +372,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return _meta_command(args_list[1:])
         if args_list[:1] == ["acp"]:
             return _acp_command(args_list[1:])
+        if args_list[:1] == ["plugin"]:
+            from peri_cli.plugin_cli import main as plugin_main
+
+            return plugin_main(args_list[1:])
         args = build_parser().parse_args(args_list)
         if args.fork_session and not (args.cont or args.resume is not None):
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")

@@ -108,6 +108,10 @@ class Settings(_Section):
     # The Bash sandbox (CONTRACT.md §10). This is the plain merge; what a session uses comes from
     # `settings_sandbox.merge_sandbox`, which lets an untrusted workspace only narrow it.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    # Claude Code's plugin switches ({"name@marketplace": true}) and marketplaces a file
+    # suggests; read per file (`extensions/plugins/active.py`): a project's wait for trust.
+    enabledPlugins: dict[str, bool] = Field(default_factory=dict)
+    extraKnownMarketplaces: dict[str, Any] = Field(default_factory=dict)
 
 
 # Lists that add up across files instead of the later file replacing the earlier one: each only

@@ -31,6 +31,7 @@ Kind = Literal[
     "hook",
     "skill_tools",
     "meta_harness",
+    "plugin",
 ]
 
 

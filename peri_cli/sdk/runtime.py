@@ -16,14 +16,16 @@ from peri_cli.agent.workspace import load_workspace
 from peri_cli.base.first_look import PreRead
 from peri_cli.base.heldenv import held_env
 from peri_cli.base.models import default_model
-from peri_cli.base.settings import Scope, SettingsLayer, peri_home_from_env
+from peri_cli.base.settings import LoadedSettings, Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
 from peri_cli.extensions.hooks import hook_config_from_layers
+from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
+from peri_cli.sdk.plugins import ActivePlugins, active_plugins, folders, with_plugin_servers
 from peri_cli.session.store import SessionInfo, SessionStore
 
 __all__ = [
@@ -118,17 +120,25 @@ def _rules(spec: RunSpec, rules: RuleSet) -> None:
         rules.extend((found, []))
 
 
-def build_from_spec(spec: RunSpec) -> Runtime:
-    """The runtime of `spec`, its MCP servers started and its session open."""
-    # the provider variables Peri moved off its environment block at start (none in an SDK host)
-    workspace, env = spec.workspace, {**held_env(), **spec.env}
-    peri_home = peri_home_from_env(env)
-    home = Path(env.get("HOME", str(Path.home())))
-    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
-    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
+def _with_plugin_skills(
+    skills: SkillCatalog, plugins: ActivePlugins, home: Path, peri_home: Path, workspace: Path
+) -> SkillCatalog:
+    """The skills read again with the enabled plugins' folders among the roots."""
+    if not (found := folders(plugins, "skills")):
+        return skills
+    return load_skills(home=home, peri_home=peri_home, workspace=workspace, plugins=found)
+
+
+def _load_workspace(
+    spec: RunSpec,
+    env: Mapping[str, str],
+    peri_home: Path,
+    home: Path,
+    grants: Sequence[Loosening],
+) -> tuple[LoadedSettings, TrustState]:
     try:
-        loaded, trust = load_workspace(
-            workspace,
+        return load_workspace(
+            spec.workspace,
             peri_home,
             env,
             home=home,
@@ -142,9 +152,25 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
+
+
+def build_from_spec(spec: RunSpec) -> Runtime:
+    """The runtime of `spec`, its MCP servers started and its session open."""
+    # the provider variables Peri moved off its environment block at start (none in an SDK host)
+    workspace, env = spec.workspace, {**held_env(), **spec.env}
+    peri_home = peri_home_from_env(env)
+    home = Path(env.get("HOME", str(Path.home())))
+    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
+    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
+    loaded, trust = _load_workspace(spec, env, peri_home, home, grants)
+    plugins = active_plugins(peri_home, loaded.layers, trusted=trust.trusted)
+    if plugins.plugins:
+        loaded = with_plugin_servers(loaded, plugins, env, trusted=trust.trusted)
+        skills = _with_plugin_skills(skills, plugins, home, peri_home, workspace)
     settings, rules = loaded.settings, ruleset_from_layers(loaded.layers)
     _rules(spec, rules)
     warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
+    warnings += plugins.warnings()
     warnings += hook_config_from_layers(loaded.layers).problems
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
@@ -164,6 +190,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         loaded=loaded,
         mode_from_flag=spec.permission_mode is not None,
         skills=skills,
+        plugins=plugins,
         rules=rules,
         interactive=spec.interactive,
         append_system=spec.append_system,
