@@ -36,6 +36,11 @@ COMMANDS: dict[str, Command] = {
         Command("skills", "List the skills: in force, shadowed and broken"),
         Command("mcp", "Show the MCP servers; reconnect one", "[reconnect NAME]"),
         Command(
+            "plugin",
+            "Browse marketplaces; install, enable, disable or uninstall a plugin",
+            "[install|enable|disable|uninstall NAME@MARKETPLACE]",
+        ),
+        Command(
             "sandbox",
             "Show the Bash sandbox; switch auto-allow or the unsandboxed fallback",
             "[auto|fallback on|off]",
