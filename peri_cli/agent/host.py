@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from peri_cli.base.tool import ToolTraits
     from peri_cli.context.meta import MetaState
     from peri_cli.extensions.hooks import SessionStartSource
+    from peri_cli.extensions.plugins.active import ActivePlugins
     from peri_cli.extensions.skills.catalog import SkillCatalog
     from peri_cli.permissions.trust import TrustState
     from peri_cli.session.store import Session, SessionStore
@@ -79,6 +80,7 @@ class SessionHost(Protocol):
     agent: Agent | None
     subagents: SubagentManager | None
     skills: SkillCatalog
+    plugins: ActivePlugins  # the enabled plugins, and those enabled but not installed
     trust: TrustState | None
     settings: Settings
     loaded: LoadedSettings | None  # the settings files as read, with where each value came from

@@ -65,7 +65,7 @@ def split_key(key: str) -> tuple[str, str]:
     return name, marketplace
 
 
-def _read(path: Path) -> dict[str, Any]:
+def read_object(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8") if path.is_file() else ""
         data = json.loads(text) if text.strip() else {}
@@ -74,7 +74,7 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _edit(path: Path, change: Any) -> None:
+def edit_object(path: Path, change: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         edit_settings_file(path, change)
@@ -83,7 +83,7 @@ def _edit(path: Path, change: Any) -> None:
 
 
 def marketplaces(peri_home: Path) -> dict[str, KnownMarketplace]:
-    data = _read(plugins_dir(peri_home) / MARKETPLACES_FILE)
+    data = read_object(plugins_dir(peri_home) / MARKETPLACES_FILE)
     out: dict[str, KnownMarketplace] = {}
     for name, entry in data.items():
         if isinstance(entry, dict) and isinstance(entry.get("path"), str):
@@ -96,15 +96,15 @@ def marketplaces(peri_home: Path) -> dict[str, KnownMarketplace]:
 
 def remember_marketplace(peri_home: Path, known: KnownMarketplace) -> None:
     entry = {"source": known.source, "kind": known.kind, "path": str(known.path)}
-    _edit(plugins_dir(peri_home) / MARKETPLACES_FILE, lambda d: d.update({known.name: entry}))
+    edit_object(plugins_dir(peri_home) / MARKETPLACES_FILE, lambda d: d.update({known.name: entry}))
 
 
 def forget_marketplace(peri_home: Path, name: str) -> None:
-    _edit(plugins_dir(peri_home) / MARKETPLACES_FILE, lambda d: d.pop(name, None))
+    edit_object(plugins_dir(peri_home) / MARKETPLACES_FILE, lambda d: d.pop(name, None))
 
 
 def installed(peri_home: Path) -> dict[str, Installed]:
-    data = _read(plugins_dir(peri_home) / INSTALLED_FILE)
+    data = read_object(plugins_dir(peri_home) / INSTALLED_FILE)
     out: dict[str, Installed] = {}
     for key, entry in data.items():
         if not isinstance(entry, dict) or "@" not in key:
@@ -122,11 +122,11 @@ def installed(peri_home: Path) -> dict[str, Installed]:
 
 def record_installed(peri_home: Path, item: Installed, source: str) -> None:
     entry = {"version": item.version, "source": source, "fingerprint": item.fingerprint}
-    _edit(plugins_dir(peri_home) / INSTALLED_FILE, lambda d: d.update({item.key: entry}))
+    edit_object(plugins_dir(peri_home) / INSTALLED_FILE, lambda d: d.update({item.key: entry}))
 
 
 def forget_installed(peri_home: Path, key: str) -> None:
-    _edit(plugins_dir(peri_home) / INSTALLED_FILE, lambda d: d.pop(key, None))
+    edit_object(plugins_dir(peri_home) / INSTALLED_FILE, lambda d: d.pop(key, None))
 
 
 def set_enabled(settings_file: Path, key: str, enabled: bool | None) -> None:
@@ -141,4 +141,4 @@ def set_enabled(settings_file: Path, key: str, enabled: bool | None) -> None:
             table[key] = enabled
         data["enabledPlugins"] = table
 
-    _edit(settings_file, change)
+    edit_object(settings_file, change)

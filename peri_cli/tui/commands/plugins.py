@@ -20,7 +20,7 @@ from peri_cli.extensions.plugins.registry import (
     set_enabled,
 )
 from peri_cli.tui.commands.registry import command
-from peri_cli.tui.screens.plugin_question import PluginQuestionScreen
+from peri_cli.tui.screens.plugin_question import PluginQuestionScreen, answer
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -87,15 +87,8 @@ async def _install(app: AppPort, home: Path, key: str) -> None:
     await app.notice(f"Reading {key}…")
     staged = await asyncio.to_thread(stage, home, key)
     try:
-        answered: asyncio.Future[bool | None] = asyncio.get_running_loop().create_future()
-
-        def done(answer: bool | None) -> None:
-            if not answered.done():
-                answered.set_result(answer)
-
         screen = PluginQuestionScreen(key, describe(staged.parts), staged.parts.problems)
-        await app.push_screen(screen, callback=done)
-        if await answered is not True:
+        if await answer(app, screen) is not True:
             await app.notice(f"{key}: not installed.")
             return
         await asyncio.to_thread(staged.commit)
