@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="peri",
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
         "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard; "
+        "`peri config --show-origin [--json]` where each setting came from; "
         "`peri acp` serves editors over the Agent Client Protocol.",
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
@@ -371,6 +372,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return _meta_command(args_list[1:])
         if args_list[:1] == ["acp"]:
             return _acp_command(args_list[1:])
+        if args_list[:1] == ["config"]:
+            from peri_cli.cli_config import config_command
+
+            return config_command(args_list[1:])
         args = build_parser().parse_args(args_list)
         if args.fork_session and not (args.cont or args.resume is not None):
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")

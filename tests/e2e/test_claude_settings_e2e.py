@@ -122,3 +122,48 @@ def test_a_broken_claude_code_file_is_a_warning_and_peri_runs(peri: Peri) -> Non
     assert done.stdout.strip() == "hi"
     (line,) = warnings_of(done.stderr)
     assert ".claude/settings.json: invalid JSON" in line and "not read" in line
+
+
+def test_config_show_origin_json_names_the_file_of_each_value(peri: Peri) -> None:
+    cc = claude_user(
+        peri,
+        {"model": "claude-x", "permissions": {"deny": ["Bash(curl:*)"], "defaultMode": "plan"}},
+    )
+    own = peri_user(peri, {"model": "claude-y"})
+    project = claude_project(peri, {"permissions": {"allow": ["Bash(ls:*)"]}})
+    done = peri.run("config", "--show-origin", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert set(out) == {"files", "settings"}
+    assert out["files"] == [
+        {"path": str(cc), "scope": "user", "claude_code": True},
+        {"path": str(own), "scope": "user", "claude_code": False},
+        {"path": str(project), "scope": "project", "claude_code": True},
+    ]
+    rows = {(r["key"], r["origin"]): r for r in out["settings"]}
+    assert set(next(iter(rows.values()))) == {
+        "key",
+        "value",
+        "scope",
+        "origin",
+        "claude_code",
+        "applied",
+    }
+    assert rows[("model", str(own))]["value"] == "claude-y"
+    assert ("model", str(cc)) not in rows  # overridden: only the value in force is listed
+    assert rows[("permission_mode", str(cc))] == {
+        "key": "permission_mode",
+        "value": "plan",
+        "scope": "user",
+        "origin": str(cc),
+        "claude_code": True,
+        "applied": True,
+    }
+    assert rows[("permissions.deny", str(cc))]["value"] == ["Bash(curl:*)"]
+    allow = rows[("permissions.allow", str(project))]
+    assert allow["applied"] is False and allow["scope"] == "project"  # not trusted
+
+    text = peri.run("config", "--show-origin")
+    assert text.returncode == 0, text.stderr
+    assert f"permission_mode = plan  ({cc})" in text.stdout
+    assert peri.run("config").returncode == 2
