@@ -62,7 +62,7 @@ def load_workspace(
     the settings files' text as the first frame read it."""
     layers, warnings = read_layers(workspace, peri_home, pre_read=pre_read)
     # Claude Code's files, each below Peri's of its scope (same trust, same `sources`)
-    layers, warnings = add_claude_layers(layers, warnings, workspace, home, env, sources)
+    layers, warnings = add_claude_layers(layers, warnings, workspace, home, env, scopes=sources)
     if sources is not None:
         layers = [layer for layer in layers if layer.scope in sources]
     layers[:0] = extra_layers

@@ -84,6 +84,7 @@ def add_claude_layers(
     workspace: Path,
     home: Path,
     env: Mapping[str, str],
+    *,
     scopes: Collection[Scope] | None = None,
 ) -> tuple[list[SettingsLayer], list[str]]:
     """Peri's layers as `read_layers` gave them with Claude Code's files among them, each just

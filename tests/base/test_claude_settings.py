@@ -306,6 +306,6 @@ def test_the_claude_code_model_applies_only_with_anthropic(
 def test_only_the_levels_asked_for_are_read(ws: Path, peri_home: Path, home: Path) -> None:
     cc_user(home, "{ broken")  # not read, so no warning either
     cc_project(ws, {"model": "claude-x"})
-    layers, warnings = add_claude_layers([], [], ws, home, {}, ("project",))
+    layers, warnings = add_claude_layers([], [], ws, home, {}, scopes=("project",))
     assert [(layer.scope, layer.claude_code) for layer in layers] == [("project", True)]
     assert warnings == []
