@@ -112,6 +112,9 @@ class Settings(_Section):
     # suggests; read per file (`extensions/plugins/active.py`): a project's wait for trust.
     enabledPlugins: dict[str, bool] = Field(default_factory=dict)
     extraKnownMarketplaces: dict[str, Any] = Field(default_factory=dict)
+    # Read Claude Code's settings files too (`claude_settings.py`); only the user's own file and
+    # PERI_CLAUDE_CODE_SETTINGS decide, so a repository cannot drop the user's Claude Code rules.
+    claudeCodeSettings: bool = True
 
 
 # Lists that add up across files instead of the later file replacing the earlier one: each only
@@ -126,6 +129,7 @@ class SettingsLayer:
     scope: Scope
     path: Path
     data: Mapping[str, Any]
+    claude_code: bool = False  # one of Claude Code's files, read below Peri's of the same scope
 
     @property
     def from_workspace(self) -> bool:

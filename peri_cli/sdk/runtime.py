@@ -13,6 +13,7 @@ from typing import Any
 
 from peri_cli.agent.host import StartupError
 from peri_cli.agent.workspace import load_workspace
+from peri_cli.base.claude_settings import model_for
 from peri_cli.base.first_look import PreRead
 from peri_cli.base.heldenv import held_env
 from peri_cli.base.models import default_model
@@ -182,7 +183,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         settings=settings,
         store=SessionStore(peri_home, workspace),
         provider_name=provider_name,
-        model=spec.model or settings.model or default_model(provider_name),
+        model=spec.model or model_for(loaded, provider_name) or default_model(provider_name),
         mode=spec.permission_mode or settings.permission_mode,
         max_turns=spec.max_turns,
         warnings=warnings,
