@@ -115,7 +115,7 @@ def test_a_plugin_the_untrusted_workspace_enables_stays_off(peri: Peri, market: 
     added(peri, market)
     installed(peri, "peri-skill")
     plugin(peri, "disable", f"peri-skill@{NAME}")
-    project = peri.workspace / ".peri" / "settings.json"
+    project = peri.workspace / ".claude" / "settings.json"  # Claude Code's own file
     project.parent.mkdir(parents=True)
     project.write_text(json.dumps({"enabledPlugins": {f"peri-skill@{NAME}": True}}))
     peri.server.set_script([{"text": "hi"}])
