@@ -97,8 +97,10 @@ class PromptRun:
         finally:
             if manager is not None:  # what still runs is stopped and marked interrupted
                 await manager.stop_all()
-            if self.agent.hooks is not None:  # and async hooks still running are ended
-                await self.agent.hooks.background.stop_all()
+            if (hooks := self.agent.hooks) is not None:  # and async hooks still running end
+                await hooks.background.stop_all()
+                for notice in hooks.waiting_notices():  # what those that ended last said
+                    self.core(notice)
             if watcher is not None:
                 watcher.cancel()
 

@@ -128,3 +128,19 @@ def test_an_async_rewake_hooks_message_reaches_the_next_model_request(peri: Peri
     assert "FINDING-42: secret in config.py" in sent[3]
     assert result["result"] == "acknowledged the finding"
     assert "Commit security review found issues" in done.stderr
+
+
+def test_a_stop_rewake_hook_that_always_finds_something_wakes_the_agent_5_times(
+    peri: Peri,
+) -> None:
+    nag = write(peri.home / "nag.sh", "#!/bin/sh\necho 'NAG: look again' >&2\nexit 2\n")
+    hook = {"type": "command", "command": nag, "asyncRewake": True, "rewakeMessage": "Review:"}
+    user_settings(peri, {"Stop": [{"hooks": [hook]}]})
+    peri.server.set_script([{"text": f"reply {n}"} for n in range(10)])
+    done = peri.run("-p", "hello", "--output-format", "json")
+    result = json.loads(done.stdout)
+    assert not result["is_error"], result
+    sent = requests(peri)
+    assert len(sent) == 6  # the prompt's turn, then 5 wakes; the 6th finding waits
+    assert all("NAG: look again" in body for body in sent[1:])
+    assert "woke the agent 5 times in a row" in done.stderr
