@@ -50,8 +50,9 @@ async def run_hook(
     hidden_env: Sequence[str] = (),
     max_output: int = MAX_OUTPUT_BYTES,
 ) -> HookRun:
-    """Run one hook with `stdin`; never raises for anything the hook does."""
-    environment = child_env(env, hidden_env)
+    """Run one hook with `stdin`; never raises for anything the hook does. The hook's own
+    `env` (a plugin's root) is added to its environment; the shell expands `${...}` in it."""
+    environment = child_env(env, hidden_env) | dict(hook.env)
     try:
         shell, command = _resolved(hook.command, environment, cwd)
     except programs.ProgramMissing as e:

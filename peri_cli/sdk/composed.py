@@ -32,7 +32,7 @@ from peri_cli.context.todos import TODO_TOOL
 from peri_cli.context.tokens import default_counter
 from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
 from peri_cli.extensions.hookpoints import Hooks
-from peri_cli.extensions.hooks import SessionStartSource, hook_config_from_layers
+from peri_cli.extensions.hooks import SessionStartSource
 from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
@@ -42,7 +42,7 @@ from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.sdk.mcpside import McpSide, display_path
-from peri_cli.sdk.plugins import ActivePlugins, folders
+from peri_cli.sdk.plugins import ActivePlugins, folders, hook_config
 from peri_cli.sdk.sandboxside import SandboxSide
 from peri_cli.sdk.toolside import ToolSide
 from peri_cli.session.checkpoints import Checkpointer
@@ -327,7 +327,7 @@ class Runtime(McpSide, SandboxSide, ToolSide):
 
     def _hooks_for(self, session: Session) -> Hooks | None:
         """The session's command hooks (None when none are configured)."""
-        config = hook_config_from_layers(self.loaded.layers if self.loaded else ())
+        config = hook_config(self.loaded, self.plugins)
         if not config.hooks:
             return None
         return Hooks(

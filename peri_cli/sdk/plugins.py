@@ -11,6 +11,12 @@ from pathlib import Path
 
 from peri_cli.agent.workspace import settle
 from peri_cli.base.settings import LoadedSettings, SettingsLayer, peri_home_from_env
+from peri_cli.extensions.hooks import (
+    HookConfig,
+    hook_config_from_layers,
+    hooks_from_settings,
+    plugin_env,
+)
 from peri_cli.extensions.plugins.active import ActivePlugins, active_plugins
 from peri_cli.extensions.plugins.install import (
     Staged,
@@ -29,6 +35,7 @@ from peri_cli.extensions.plugins.registry import (
     marketplaces,
     set_enabled,
 )
+from peri_cli.permissions.rule_syntax import RuleSource
 
 __all__ = [
     "ActivePlugins",
@@ -38,6 +45,7 @@ __all__ = [
     "add_marketplace",
     "describe",
     "folders",
+    "hook_config",
     "installed",
     "marketplace",
     "marketplaces",
@@ -72,3 +80,18 @@ def with_plugin_servers(
     return settle(
         dataclasses.replace(loaded, layers=(*layers, *loaded.layers)), env, trusted=trusted
     )
+
+
+def hook_config(loaded: LoadedSettings | None, active: ActivePlugins) -> HookConfig:
+    """Every hook a session runs: the settings files' (in their order), then each enabled
+    plugin's, with the plugin's root in its environment (the shell expands
+    `${CLAUDE_PLUGIN_ROOT}`; Peri never does, in a hook's command)."""
+    config = hook_config_from_layers(loaded.layers if loaded is not None else ())
+    for p in active.plugins:
+        if p.hooks:
+            where = str(p.hooks_file or p.root / PLUGIN_FILE)
+            found = hooks_from_settings(
+                p.hooks, RuleSource("user", where), env=plugin_env(p.root), plugin=p.key
+            )
+            config.extend(found)
+    return config

@@ -20,13 +20,18 @@ from peri_cli.base.models import default_model
 from peri_cli.base.settings import LoadedSettings, Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
-from peri_cli.extensions.hooks import hook_config_from_layers
 from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
-from peri_cli.sdk.plugins import ActivePlugins, active_plugins, folders, with_plugin_servers
+from peri_cli.sdk.plugins import (
+    ActivePlugins,
+    active_plugins,
+    folders,
+    hook_config,
+    with_plugin_servers,
+)
 from peri_cli.session.store import SessionInfo, SessionStore
 
 __all__ = [
@@ -172,7 +177,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
     _rules(spec, rules)
     warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
     warnings += plugins.warnings()
-    warnings += hook_config_from_layers(loaded.layers).problems
+    warnings += hook_config(loaded, plugins).problems
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
     provider_name = choose_provider(spec.provider, settings, env)

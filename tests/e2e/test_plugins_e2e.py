@@ -42,10 +42,10 @@ def plugin(peri: Peri, *args: str) -> subprocess.CompletedProcess[str]:
 def added(peri: Peri, market: Path) -> None:
     done = plugin(peri, "marketplace", "add", market.as_uri())
     assert done.returncode == 0, done.stderr
-    assert f"Added marketplace {NAME} (4 plugins)." in done.stdout
+    assert f"Added marketplace {NAME} (6 plugins)." in done.stdout
     # entries that name a path out of the marketplace or a name that is not plain are skipped
-    assert "plugins[4]: `name` must be a plain name; skipped" in done.stderr
-    assert "plugins[5].source: a path inside the marketplace" in done.stderr
+    assert "plugins[6]: `name` must be a plain name; skipped" in done.stderr
+    assert "plugins[7].source: a path inside the marketplace" in done.stderr
 
 
 def installed(peri: Peri, *names: str) -> None:
@@ -109,6 +109,29 @@ def test_the_skill_agent_and_server_a_plugin_brings_are_used(peri: Peri, market:
     kid = next(b for b in calls if "kid: review" in json.dumps(b["messages"][0]))
     assert "PLUGIN-REVIEWER-MARKER" in json.dumps(kid["system"])
     assert '"timezone": "UTC"' in tool_results(main[3])[-1]
+
+
+def test_a_plugins_hooks_add_context_and_block_with_their_message(
+    peri: Peri, market: Path
+) -> None:
+    added(peri, market)
+    installed(peri, "peri-context", "peri-guard")
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Bash", "input": {"command": "rm -rf build"}}]},
+            {"tool_calls": [{"name": "Bash", "input": {"command": "echo kept"}}]},
+            {"text": "done"},
+        ]
+    )
+    result = peri.json("-p", "tidy up", "--permission-mode", "bypass")
+    assert result["result"] == "done", result
+    first, second, third = peri.model_calls()
+    assert "PLUGIN-CONTEXT-MARKER" in json.dumps(first["messages"])  # SessionStart's context
+    blocked = tool_results(second)[-1]
+    assert "PLUGIN-GUARD: rm -rf is not allowed here" in blocked  # its systemMessage, as the why
+    assert "kept" in tool_results(third)[-1]  # other commands run
+    hooks = plugin(peri, "list", "--json")
+    assert len(json.loads(hooks.stdout)) == 2
 
 
 def test_a_plugin_the_untrusted_workspace_enables_stays_off(peri: Peri, market: Path) -> None:
