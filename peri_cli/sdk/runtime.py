@@ -19,7 +19,11 @@ from peri_cli.base.models import default_model
 from peri_cli.base.settings import Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
+from peri_cli.extensions.commands import COMMANDS
+from peri_cli.extensions.custom_commands.catalog import CommandCatalog
+from peri_cli.extensions.custom_commands.discovery import load_commands
 from peri_cli.extensions.hooks import hook_config_from_layers
+from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
@@ -118,14 +122,26 @@ def _rules(spec: RunSpec, rules: RuleSet) -> None:
         rules.extend((found, []))
 
 
+def _extensions(
+    home: Path, peri_home: Path, workspace: Path
+) -> tuple[SkillCatalog, CommandCatalog, list[Loosening]]:
+    """The skills and custom commands found, and what their `allowed-tools` would grant a
+    repository (a loosening each: the trust question lists them)."""
+    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
+    user_skills = [s.name for s in skills.for_user()]
+    commands = load_commands(home=home, workspace=workspace, builtins=COMMANDS, skills=user_skills)
+    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
+    grants += [Loosening("command_tools", w, src) for w, src in commands.untrusted_grants()]
+    return skills, commands, grants
+
+
 def build_from_spec(spec: RunSpec) -> Runtime:
     """The runtime of `spec`, its MCP servers started and its session open."""
     # the provider variables Peri moved off its environment block at start (none in an SDK host)
     workspace, env = spec.workspace, {**held_env(), **spec.env}
     peri_home = peri_home_from_env(env)
     home = Path(env.get("HOME", str(Path.home())))
-    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
-    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
+    skills, commands, grants = _extensions(home, peri_home, workspace)
     try:
         loaded, trust = load_workspace(
             workspace,
@@ -144,8 +160,8 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         raise StartupError(str(e), exit_code=2) from e
     settings, rules = loaded.settings, ruleset_from_layers(loaded.layers)
     _rules(spec, rules)
-    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
-    warnings += hook_config_from_layers(loaded.layers).problems
+    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *commands.warnings()]
+    warnings += [*rules.problems, *hook_config_from_layers(loaded.layers).problems]
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
     provider_name = choose_provider(spec.provider, settings, env)
@@ -164,6 +180,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         loaded=loaded,
         mode_from_flag=spec.permission_mode is not None,
         skills=skills,
+        custom_commands=commands,
         rules=rules,
         interactive=spec.interactive,
         append_system=spec.append_system,

@@ -295,9 +295,7 @@ def test_bang_lines_get_their_arguments_and_their_output_is_not_expanded_again()
     expanded = expand_command(body, "3")
     assert expanded.commands() == ["git log -n 3 --oneline", "ls"]
     out = expanded.assemble(["a1 fix $ARGUMENTS !`rm -rf x` @/etc/passwd", "README.md"])
-    assert out == (
-        "Log: a1 fix $ARGUMENTS !`rm -rf x` @/etc/passwd\nFiles: README.md\nAsked: 3\n"
-    )
+    assert out == ("Log: a1 fix $ARGUMENTS !`rm -rf x` @/etc/passwd\nFiles: README.md\nAsked: 3\n")
     assert expanded.text_only().count("@/etc/passwd") == 0  # mentions come from the file's text
 
 
