@@ -50,6 +50,7 @@ class CommandRun:
 
     async def events(self, arguments: str) -> AsyncIterator[Event]:
         agent, command = self.agent, self.command
+        agent.last_interruption = None  # (a stop before the turn begins has nothing to report)
         try:
             body = command.load_body()
         except CommandFileError as e:
@@ -63,7 +64,9 @@ class CommandRun:
                 agent.model, note = resolve_model_alias(command.model, self.provider, model)
                 if note:
                     yield Notice(f"/{command.name}: {note}", "warning")
-            expanded = expand_command(body, arguments, directory=command.path.parent)
+            expanded = expand_command(
+                body, arguments, directory=command.path.parent, variables=command.source.variables
+            )
             outputs: list[str] = []
             async for event in self._bang_lines(expanded, outputs):
                 yield event

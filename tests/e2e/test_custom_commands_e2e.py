@@ -222,3 +222,17 @@ def test_with_openai_an_alias_falls_back_to_the_session_model_with_a_note(peri: 
     assert not json.loads(done.stdout)["is_error"], done.stderr
     assert peri.model_calls()[-1]["model"] == "gpt-5.5"
     assert "model alias 'sonnet'" in done.stderr and "gpt-5.5" in done.stderr
+
+
+def test_a_pretooluse_hook_judges_a_bang_line_as_it_judges_any_bash_call(peri: Peri) -> None:
+    settings = peri.home / ".peri" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    block = {"type": "command", "command": "echo no bangs here >&2; exit 2"}
+    settings.write_text(
+        json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [block]}]}})
+    )
+    command(peri.home, "ls.md", "---\nallowed-tools: Bash(ls:*)\n---\nFiles: !`ls`\n")
+    peri.server.set_script([{"text": "ok"}])
+    result = peri.json("-p", "/ls")
+    assert not result["is_error"], result
+    assert user_prompt(peri) == "Files: [not run: Blocked by a PreToolUse hook: no bangs here]\n"

@@ -14,6 +14,7 @@ from peri_cli.extensions.custom_commands.catalog import (
     MAX_COMMAND_BYTES,
     CommandCatalog,
     CommandFileError,
+    CommandSource,
 )
 from peri_cli.extensions.custom_commands.discovery import MAX_COMMANDS_PER_SOURCE, load_commands
 from peri_cli.extensions.custom_commands.expansion import expand_command
@@ -308,3 +309,33 @@ def test_arguments_cannot_add_a_bang_line() -> None:
 def test_a_bang_needs_a_space_or_line_start_before_it() -> None:
     expanded = expand_command("Wow!`not a command` and `!x` and\n!`real`", "")
     assert expanded.commands() == ["real"]
+
+
+def test_a_plugin_source_adds_its_commands_after_the_users_with_its_prefix(
+    tmp_path: Path, home: Path, ws: Path
+) -> None:
+    """Plugins come later as one more source: `/name` and `/plugin:name`, after the user's."""
+    plugin = tmp_path / "plugins" / "commit-tools"
+    write(
+        plugin / "commands",
+        "commit.md",
+        "Run ${CLAUDE_PLUGIN_ROOT}/x: !`${CLAUDE_PLUGIN_ROOT}/a $1`",
+    )
+    write(plugin / "commands", "mine.md", "the plugin's mine")
+    user(home, "mine.md", "my own mine")
+    source = CommandSource(
+        plugin / "commands",
+        "plugin",
+        "plugin commit-tools",
+        "commit-tools",
+        variables={"CLAUDE_PLUGIN_ROOT": str(plugin)},
+    )
+    catalog = load_commands(home=home, workspace=ws, builtins=BUILTINS, extra=[source])
+    commit, _ = catalog.find("/commit-tools:commit 1")  # type: ignore[misc]
+    assert catalog.find("/commit")[0] is commit  # type: ignore[index]
+    assert commit.where == "commit-tools"
+    assert catalog.find("/mine")[0].scope == "user"  # type: ignore[index]
+    assert catalog.find("/commit-tools:mine")[0].scope == "plugin"  # type: ignore[index]
+    expanded = expand_command(commit.load_body(), "1", variables=commit.source.variables)
+    assert expanded.commands() == [f"{plugin}/a 1"]
+    assert expanded.assemble(["out"]) == f"Run {plugin}/x: out"

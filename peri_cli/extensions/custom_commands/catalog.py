@@ -22,7 +22,7 @@ class CommandFileError(Exception):
     """A command file that cannot be used now; the message is one line naming the file."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CommandSource:
     """One folder of command files. `prefix` starts the qualified names of its commands
     (`project:review`, `user:review`, a plugin's `plugin:name`); `confined_to`: files must
@@ -33,6 +33,8 @@ class CommandSource:
     label: str  # how the user knows the folder: ".claude/commands"
     prefix: str
     confined_to: Path | None = None
+    # `${NAME}`s its files' text may use (a plugin's `${CLAUDE_PLUGIN_ROOT}`), filled in first.
+    variables: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

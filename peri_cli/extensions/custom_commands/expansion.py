@@ -6,7 +6,7 @@ then runs as shown in its approval), and an output is put in as it is, never exp
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,11 +43,21 @@ class Expanded:
         return "".join(p if isinstance(p, str) else next(given, "") for p in self.pieces)
 
 
-def expand_command(body: str, arguments: str, *, directory: Path | None = None) -> Expanded:
-    """The pieces of `body` for `/name arguments`: `$ARGUMENTS`, `$ARGUMENTS[N]` and `$1`, `$2`…
-    (the first word is `$1`, as in Claude Code's commands) substituted in the text and in each
-    `!` line; arguments no placeholder took are appended as `ARGUMENTS: …`."""
+def expand_command(
+    body: str,
+    arguments: str,
+    *,
+    directory: Path | None = None,
+    variables: Mapping[str, str] | None = None,
+) -> Expanded:
+    """The pieces of `body` for `/name arguments`: its source's `${NAME}` `variables` filled in
+    (the file's own text only), then `$ARGUMENTS`, `$ARGUMENTS[N]` and `$1`, `$2`… (the first
+    word is `$1`, as in Claude Code's commands) in the text and in each `!` line; arguments no
+    placeholder took are appended as `ARGUMENTS: …`."""
     where = directory or Path()
+    if variables:
+        names = "|".join(re.escape(n) for n in variables)
+        body = re.sub(rf"\$\{{({names})\}}", lambda m: variables[m.group(1)], body)
     pieces: list[str | Shell] = []
     used = False
     last = 0
