@@ -108,3 +108,29 @@ async def test_a_denied_bang_line_still_runs_the_command(ws: Path, tmp_path: Pat
         assert user_texts(request).startswith("Mark: [not run: denied: ")
         assert user_texts(request).endswith("]\nThen it\n")
     app.runtime.close()
+
+
+@pytest.mark.parametrize("trust", [True, False], ids=["trusted", "not-trusted"])
+async def test_a_project_commands_grant_is_in_the_trust_question_and_holds_only_if_trusted(
+    ws: Path, tmp_path: Path, trust: bool
+) -> None:
+    from peri_cli.tui.screens.trust_dialog import TrustDialog
+
+    command(ws, "hi.md", "---\nallowed-tools: Bash(echo:*)\n---\nSaid: !`echo hello`\n")
+    replies = [ScriptedReply(text="Heard.")]
+    app = PeriApp(builder(tmp_path, replies=replies), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, TrustDialog), what="the trust dialog")
+        grant = "command /hi pre-approves Bash(echo:*)"
+        await until(pilot, lambda: grant in screen_text(app), what="the grant in the question")
+        assert ".claude/commands/hi.md" in screen_text(app)
+        await pilot.press("t" if trust else "n")
+        await ready(pilot)
+        await send(pilot, "/hi ", wait=False)
+        if not trust:  # withheld: the line is asked about as any command is
+            await until(pilot, lambda: app.approvals.pending is not None, what="the approval")
+            await pilot.press("y")
+        await until(pilot, lambda: not app.busy and requests(app), what="the turn")
+        (request,) = requests(app)
+        assert user_texts(request) == "Said: hello\n"
+    app.runtime.close()
