@@ -24,6 +24,10 @@ from peri_cli.extensions.custom_commands.expansion import Expanded, expand_comma
 if TYPE_CHECKING:
     from peri_cli.agent.loop import Agent
 
+MAX_BANG_LINES = 20  # `!` lines run per command; the rest are not run (and say so)
+MAX_BANG_OUTPUT = 100_000  # characters of all its lines' outputs together (each within Bash's)
+CUT_NOTE = f"at most {MAX_BANG_OUTPUT} characters in all"
+
 
 def command_turn(
     agent: Agent,
@@ -80,7 +84,8 @@ class CommandRun:
             agent.policy.end_turn(agent_id)  # (the turn ends it too; not one that never began)
 
     async def _bang_lines(self, expanded: Expanded, outputs: list[str]) -> AsyncIterator[Event]:
-        """Each line's output (what Bash gives the model, within its limits), or why not."""
+        """Each line's output (what Bash gives the model, within its limits, and all of them
+        within MAX_BANG_OUTPUT), or why not."""
         lines = expanded.commands()
         if not lines:
             return
@@ -88,12 +93,18 @@ class CommandRun:
             outputs += ["[not run: this session has no Bash tool]"] * len(lines)
             return
         outcomes: list[CallOutcome] = []
-        calls = [("Bash", {"command": line}) for line in lines]
+        calls = [("Bash", {"command": line}) for line in lines[:MAX_BANG_LINES]]
         async for event in run_calls(self.agent, calls, outcomes):
             yield event
+        room = MAX_BANG_OUTPUT
         for outcome in outcomes:
-            text = outcome.text.rstrip("\n")
-            outputs.append(text if outcome.ran else f"[not run: {outcome.why}]")
+            text = outcome.text.rstrip("\n") if outcome.ran else f"[not run: {outcome.why}]"
+            if len(text) > room:
+                text = text[: max(room, 0)] + f"\n[cut: a command's ! lines give {CUT_NOTE}]"
+            room -= len(text)
+            outputs.append(text)
+        more = len(lines) - len(outcomes)
+        outputs += [f"[not run: a command runs at most {MAX_BANG_LINES} ! lines]"] * more
 
     async def _attachments(self, expanded: Expanded, out: Attachments) -> AsyncIterator[Event]:
         """The `@path`s of the command's text (an output's attach nothing), attached as a typed

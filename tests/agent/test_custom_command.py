@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from peri_cli.agent.custom_command import command_turn
+from peri_cli.agent.custom_command import MAX_BANG_LINES, MAX_BANG_OUTPUT, command_turn
 from peri_cli.agent.factory import AgentConfig, AgentFactory
 from peri_cli.agent.loop import Agent
 from peri_cli.base.events import Event, Notice, PermissionRequested, TurnEnded
@@ -21,7 +21,9 @@ from peri_cli.session.transcript import Snapshot
 from peri_cli.tools import builtin_tools
 
 
-def agent_in(workspace: Path, replies: list[ScriptedReply]) -> tuple[Agent, ScriptedProvider]:
+def agent_in(
+    workspace: Path, replies: list[ScriptedReply], mode: str = "default"
+) -> tuple[Agent, ScriptedProvider]:
     store = SessionStore(workspace.parent / "peri-home", workspace)
     provider = ScriptedProvider(replies)
 
@@ -34,7 +36,7 @@ def agent_in(workspace: Path, replies: list[ScriptedReply]) -> tuple[Agent, Scri
     factory = AgentFactory(
         provider=provider, workspace=workspace, make_tools=tools, make_chain=ContributionChain
     )
-    policy = PermissionPolicy(mode="default", workspace=workspace)
+    policy = PermissionPolicy(mode=mode, workspace=workspace)  # type: ignore[arg-type]
     agent = factory.build(store.create(Snapshot(system="S")), AgentConfig("base-model", policy))
     return agent, provider
 
@@ -110,3 +112,31 @@ async def test_the_grant_ends_with_the_turn(tmp_path: Path) -> None:
     await watch()
     assert seen and seen[0] == 1  # granted while it ran
     assert agent.policy.turn_rules.get(None, []) == []
+
+
+def last_prompt(provider: ScriptedProvider) -> str:
+    return provider.requests[-1].messages[-1].text
+
+
+async def test_a_command_runs_at_most_so_many_bang_lines(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    body = "".join(f"{i}: !`echo line{i}`\n" for i in range(MAX_BANG_LINES + 2))
+    many = user_command(tmp_path, ws, "many", body)
+    agent, provider = agent_in(ws, [ScriptedReply(text="a")], mode="bypass")
+    await drain(command_turn(agent, many, "", workspace=ws, provider="anthropic"))
+    sent = last_prompt(provider)
+    assert f"{MAX_BANG_LINES - 1}: line{MAX_BANG_LINES - 1}\n" in sent
+    assert sent.count(f"[not run: a command runs at most {MAX_BANG_LINES} ! lines]") == 2
+
+
+async def test_all_the_bang_lines_outputs_together_are_capped(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    body = "".join(f"!`seq {i} 100000`\n" for i in range(1, 6))  # each ~30k after Bash's cap
+    big = user_command(tmp_path, ws, "big", body)
+    agent, provider = agent_in(ws, [ScriptedReply(text="a")], mode="bypass")
+    await drain(command_turn(agent, big, "", workspace=ws, provider="anthropic"))
+    sent = last_prompt(provider)
+    assert len(sent) < MAX_BANG_OUTPUT + 1000
+    assert f"[cut: a command's ! lines give at most {MAX_BANG_OUTPUT} characters in all]" in sent
