@@ -339,3 +339,16 @@ def test_a_plugin_source_adds_its_commands_after_the_users_with_its_prefix(
     expanded = expand_command(commit.load_body(), "1", variables=commit.source.variables)
     assert expanded.commands() == [f"{plugin}/a 1"]
     assert expanded.assemble(["out"]) == f"Run {plugin}/x: out"
+
+
+def test_a_position_with_no_word_stays_as_written() -> None:
+    """commit-commands' clean_gone tells the model to run `awk '{print $1}'`: without
+    arguments that text must reach it as written (Claude Code leaves a missing `$N` too)."""
+    body = "Run: git branch -v | awk '{print $1}'\nThen !`echo $2`\n"
+    assert (
+        expand_command(body, "").assemble(["x"])
+        == "Run: git branch -v | awk '{print $1}'\nThen x\n"
+    )
+    assert expand_command(body, "").commands() == ["echo $2"]
+    expanded = expand_command("Only $2 here", "one")  # $2 has no word: the argument is kept
+    assert expanded.assemble([]) == "Only $2 here\n\nARGUMENTS: one"

@@ -52,8 +52,9 @@ def expand_command(
 ) -> Expanded:
     """The pieces of `body` for `/name arguments`: its source's `${NAME}` `variables` filled in
     (the file's own text only), then `$ARGUMENTS`, `$ARGUMENTS[N]` and `$1`, `$2`… (the first
-    word is `$1`, as in Claude Code's commands) in the text and in each `!` line; arguments no
-    placeholder took are appended as `ARGUMENTS: …`."""
+    word is `$1`, as in Claude Code's commands; a position with no word stays as written, so
+    `awk '{print $1}'` in a command's text survives) in the text and in each `!` line;
+    arguments no placeholder took are appended as `ARGUMENTS: …`."""
     where = directory or Path()
     if variables:
         names = "|".join(re.escape(n) for n in variables)
@@ -64,7 +65,9 @@ def expand_command(
 
     def fill(text: str) -> str:
         nonlocal used
-        out, took = substitute_arguments(text, arguments, directory=where, positional=True, first=1)
+        out, took = substitute_arguments(
+            text, arguments, directory=where, positional=True, first=1, keep_missing=True
+        )
         used = used or took
         return out
 

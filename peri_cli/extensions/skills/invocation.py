@@ -85,10 +85,12 @@ def substitute_arguments(
     positional: bool = False,
     names: Sequence[str] = (),
     first: int = 0,
+    keep_missing: bool = False,
 ) -> tuple[str, bool]:
     """`expand_arguments`' substitutions without the appending: (the text, whether any
     placeholder took the arguments). `first`: the number `$N` counts the first word as (a
-    skill's `$0`, a custom command's `$1`)."""
+    skill's `$0`, a custom command's `$1`). `keep_missing`: a position with no word stays as
+    written (a custom command's `awk '{print $1}'`, as Claude Code leaves it) instead of empty."""
     try:
         words = shlex.split(arguments)
     except ValueError:  # an unbalanced quote: plain words then
@@ -102,22 +104,27 @@ def substitute_arguments(
         alternatives.append(rf"\$(?P<named>{named})(?![\w-])")
     used = False
 
-    def word(i: int) -> str:
-        return words[i] if 0 <= i < len(words) else ""
+    def position(m: re.Match[str]) -> int:
+        if (index := m.groupdict().get("index")) is not None:
+            return int(index)
+        if (pos := m.groupdict().get("pos")) is not None:
+            return int(pos) - first
+        named = m.groupdict().get("named")
+        return list(names).index(named) if named is not None else len(words)
 
     def substitute(m: re.Match[str]) -> str:
         nonlocal used
         token = m.group(0)
         if token == "${CLAUDE_SKILL_DIR}":
             return str(directory)
-        used = True
         if token == "$ARGUMENTS":
+            used = True
             return arguments
-        if (index := m.groupdict().get("index")) is not None:
-            return word(int(index))
-        if (pos := m.groupdict().get("pos")) is not None:
-            return word(int(pos) - first)
-        named = m.groupdict().get("named")
-        return word(list(names).index(named) if named is not None else len(words))
+        i = position(m)
+        if 0 <= i < len(words):
+            used = True
+            return words[i]
+        used = used or not keep_missing
+        return token if keep_missing else ""
 
     return re.sub("|".join(alternatives), substitute, body), used
