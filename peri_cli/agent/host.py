@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from peri_cli.context.meta import MetaState
     from peri_cli.extensions.custom_commands.catalog import CommandCatalog
     from peri_cli.extensions.hooks import SessionStartSource
+    from peri_cli.extensions.plugins.active import ActivePlugins
     from peri_cli.extensions.skills.catalog import SkillCatalog
     from peri_cli.permissions.trust import TrustState
     from peri_cli.session.store import Session, SessionStore
@@ -82,7 +83,8 @@ class SessionHost(Protocol):
     agent: Agent | None
     subagents: SubagentManager | None
     skills: SkillCatalog
-    custom_commands: CommandCatalog  # `.claude/commands`, `~/.claude/commands`
+    custom_commands: CommandCatalog  # `.claude/commands`, `~/.claude/commands`, plugins'
+    plugins: ActivePlugins  # the enabled plugins, and those enabled but not installed
     trust: TrustState | None
     settings: Settings
     loaded: LoadedSettings | None  # the settings files as read, with where each value came from

@@ -8,7 +8,7 @@ whose history starts at that entry, still knows what happened before the earlier
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -30,7 +30,8 @@ _SIGNAL = re.compile(r"^Killed by signal (\S+)$")
 @dataclass(frozen=True)
 class FileChange:
     path: str
-    action: str  # "created", "edited", "overwritten"
+    action: str  # "created", "edited", "overwritten", "deleted"
+    by: str = ""  # who changed it when not this agent: "SubAgent 1a2b3c4d (explore)"
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,9 @@ def _carried(raw: object) -> WorkLog:
         return log
     for f in raw.get("files") or []:
         if isinstance(f, dict) and isinstance(f.get("path"), str):
-            log.files.append(FileChange(f["path"], str(f.get("action", "edited"))))
+            by = f.get("by")
+            action = str(f.get("action", "edited"))
+            log.files.append(FileChange(f["path"], action, by if isinstance(by, str) else ""))
     for r in raw.get("runs") or []:
         if isinstance(r, dict) and isinstance(r.get("command"), str):
             ms = r.get("duration_ms")
@@ -108,18 +111,26 @@ def command_run(
     return CommandRun(command, "exit 0", True, ms)
 
 
-def _note_file(log: WorkLog, path: str, action: str) -> None:
+def _note_file(log: WorkLog, path: str, action: str, by: str = "") -> None:
     old = next((f for f in log.files if f.path == path), None)
     if old is not None:
         log.files.remove(old)
-        if old.action == "created":
+        if old.action == "created" and action != "deleted":
             action = "created"  # created this session, then edited: still a new file
-    log.files.insert(0, FileChange(path, action))
+    log.files.insert(0, FileChange(path, action, by))
 
 
-def work_log(entries: Sequence[MessageEntry]) -> WorkLog:
+def work_log(
+    entries: Sequence[MessageEntry],
+    *,
+    removes: Callable[[str], Sequence[str]] | None = None,
+    subagent_files: Mapping[str, Sequence[FileChange]] | None = None,
+) -> WorkLog:
     """The files changed and commands run in these entries, after what an earlier working
-    state carried. A call counts once it ran: its result is in, and not a refusal."""
+    state carried. A call counts once it ran: its result is in, and not a refusal.
+
+    `removes` reads which paths a shell command deletes (the shell's grammar lives above this
+    room); `subagent_files` are the files each Agent call's SubAgent changed, by tool_use id."""
     log = WorkLog([], [])
     results: dict[str, ToolResultPart] = {}
     durations: dict[str, int] = {}
@@ -137,7 +148,7 @@ def work_log(entries: Sequence[MessageEntry]) -> WorkLog:
         if carried is not None:
             earlier = _carried(carried)
             for f in reversed(earlier.files):
-                _note_file(log, f.path, f.action)
+                _note_file(log, f.path, f.action, f.by)
             log.runs.extend(earlier.runs)
         for use in e.message.tool_uses:
             res = results.get(use.id)
@@ -147,14 +158,17 @@ def work_log(entries: Sequence[MessageEntry]) -> WorkLog:
             if use.name in ("Write", "Edit") and isinstance(path, str) and not res.is_error:
                 action = "edited" if use.name == "Edit" else _write_action(res.text)
                 _note_file(log, path, action)
+            for change in (subagent_files or {}).get(use.id, ()):
+                _note_file(log, change.path, change.action, change.by)
             command = use.input.get("command")
             if use.name == "Bash" and isinstance(command, str) and command.strip():
                 background = bool(use.input.get("run_in_background"))
-                log.runs.append(
-                    command_run(
-                        command.strip(), res.text, res.is_error, background, durations.get(use.id)
-                    )
+                run = command_run(
+                    command.strip(), res.text, res.is_error, background, durations.get(use.id)
                 )
+                log.runs.append(run)
+                for removed in removes(run.command) if removes and run.ok else ():
+                    _note_file(log, removed, "deleted")
     return log
 
 

@@ -94,7 +94,16 @@ def _files_part(files: Sequence[FileChange], states: Mapping[str, str]) -> list[
     if not files:
         return []
     head = "Files this session changed (newest first; their state as of the compaction):"
-    return [head, *(f"- {f.path}: {f.action}, {states.get(f.path, 'unknown')}" for f in files)]
+    return [head, *(_file_line(f, states.get(f.path, "unknown")) for f in files)]
+
+
+def _file_line(f: FileChange, state: str) -> str:
+    by = f" by {f.by}" if f.by else ""
+    if f.action == "deleted" and state != "deleted":
+        return f"- {f.path}: deleted{by}, there again now: {state}"
+    if f.action == "deleted":
+        return f"- {f.path}: deleted{by}"
+    return f"- {f.path}: {f.action}{by}, {state}"
 
 
 def _commands_part(runs: Sequence[CommandRun]) -> list[str]:

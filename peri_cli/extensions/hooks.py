@@ -76,9 +76,12 @@ def matcher_matches(matcher: str, value: str | None) -> bool:
         return False
 
 
-def hooks_from_settings(value: Any, source: RuleSource) -> tuple[list[Hook], list[str]]:
+def hooks_from_settings(
+    value: Any, source: RuleSource, *, quiet_events: bool = False
+) -> tuple[list[Hook], list[str]]:
     """The `hooks` value of one settings file (raw JSON) -> its hooks and, one line each, what
-    was wrong with it. A bad entry is skipped and reported, never fatal."""
+    was wrong with it. A bad entry is skipped and reported, never fatal. `quiet_events`: an
+    event Peri does not run is skipped silently (a Claude Code file: its events are no mistake)."""
     hooks: list[Hook] = []
     problems: list[str] = []
     if value is None:
@@ -93,6 +96,8 @@ def hooks_from_settings(value: Any, source: RuleSource) -> tuple[list[Hook], lis
         return hooks, problems
     for event, groups in value.items():
         if event not in EVENTS:
+            if quiet_events:
+                continue
             known = ", ".join(EVENTS)
             why = "not supported by Peri" if event in UNSUPPORTED_EVENTS else "unknown event"
             problem(f".{event}", f"{why}; ignored (events: {known})")
@@ -184,7 +189,8 @@ def hook_config_from_layers(layers: Iterable[SettingsLayer]) -> HookConfig:
     config = HookConfig()
     for layer in layers:
         source = RuleSource(layer.scope, str(layer.path))
-        config.extend(hooks_from_settings(layer.data.get("hooks"), source))
+        quiet = layer.claude_code
+        config.extend(hooks_from_settings(layer.data.get("hooks"), source, quiet_events=quiet))
     return config
 
 

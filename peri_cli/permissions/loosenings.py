@@ -125,6 +125,18 @@ def meta_harness_loosening(files: WorkspaceFiles) -> list[Loosening]:
     return out
 
 
+def enabled_plugins(files: WorkspaceFiles) -> list[Loosening]:
+    """`enabledPlugins` in the workspace's files: a plugin's hooks and servers are code it runs."""
+    out: list[Loosening] = []
+    for layer in files.layers:
+        table = layer.data.get("enabledPlugins") if layer.from_workspace else None
+        for key, on in (table if isinstance(table, dict) else {}).items():
+            if on is True:
+                setting = ((layer.path, f"enabledPlugins.{key}"),)
+                out.append(Loosening("plugin", f"plugin {key}", files.label(layer.path), setting))
+    return out
+
+
 # One function per feature that reads something loosening from the workspace's settings; the
 # ones that read other files (`.mcp.json`, skills) add theirs here too, or pass extra loosenings
 # to `assess` the way the guide probe does.
@@ -133,6 +145,7 @@ DETECTORS: tuple[Detector, ...] = (
     settings_mcp_servers,
     mcp_json_servers,
     meta_harness_loosening,
+    enabled_plugins,
 )
 
 

@@ -32,6 +32,7 @@ Kind = Literal[
     "skill_tools",
     "command_tools",
     "meta_harness",
+    "plugin",
 ]
 
 

@@ -43,6 +43,7 @@ from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.sdk.mcpside import McpSide, display_path
+from peri_cli.sdk.plugins import ActivePlugins, folders
 from peri_cli.sdk.sandboxside import SandboxSide
 from peri_cli.sdk.toolside import ToolSide
 from peri_cli.session.checkpoints import Checkpointer
@@ -98,6 +99,7 @@ class Runtime(McpSide, SandboxSide, ToolSide):
     start_after_trust: bool = False  # a new session waits for the trust question's answer
     # The skills of the attached session: none when its Meta Harness turned `skills` off.
     skills: SkillCatalog = field(default_factory=SkillCatalog)
+    plugins: ActivePlugins = field(default_factory=ActivePlugins)  # the enabled, installed ones
     loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
     custom_commands: CommandCatalog = field(default_factory=CommandCatalog)  # .claude/commands
     meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
@@ -236,7 +238,8 @@ class Runtime(McpSide, SandboxSide, ToolSide):
         read, self._types_read = self._types_read, None
         if read is not None and read[0] == builtins:
             return read[1]
-        return discover_agent_types(self.workspace, home, builtins=builtins)
+        plugins = folders(self.plugins, "agents")
+        return discover_agent_types(self.workspace, home, builtins=builtins, plugins=plugins)
 
     def _all_skills(self) -> SkillCatalog:
         if self.loaded_skills is None:

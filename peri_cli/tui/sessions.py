@@ -134,6 +134,8 @@ class Sessions:
             files.commands = self.extra_commands
         if runtime.server_questions():
             self.app.run_worker(self._ask_new_servers(), group="servers")
+        if runtime.plugins.missing:
+            self.app.run_worker(self._offer_plugins(), group="plugins")
 
     def extra_commands(self) -> list[ExtraCommand]:
         """The slash commands of skills the user may run, the custom commands (by the name
@@ -159,6 +161,12 @@ class Sessions:
 
         for line in await ask_new_servers(self.app, self.app.runtime):
             await self.app.notice(line, "warning")
+
+    async def _offer_plugins(self) -> None:
+        from peri_cli.tui.screens.plugin_question import ask_missing_plugins
+
+        for line in await ask_missing_plugins(self.app, self.app.runtime):
+            await self.app.notice(line)
 
     def send_first_prompt(self) -> None:
         """`peri "PROMPT"`: sent once, as soon as a session is attached."""

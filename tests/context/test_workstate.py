@@ -8,7 +8,13 @@ from typing import Any
 from peri_cli.base.messages import Message, ToolUsePart, tool_result, user_text
 from peri_cli.context.plan_mode import PLAN_KEY, approved_plan
 from peri_cli.context.todos import TODOS_KEY, latest_todos, parse_todos
-from peri_cli.context.worklog import DURATIONS_KEY, WORK_LOG_KEY, still_failing, work_log
+from peri_cli.context.worklog import (
+    DURATIONS_KEY,
+    WORK_LOG_KEY,
+    FileChange,
+    still_failing,
+    work_log,
+)
 from peri_cli.context.workstate import (
     MIN_TOKENS,
     WorkingState,
@@ -234,3 +240,48 @@ def test_the_approved_plan_is_kept_and_carried_past_the_next_compaction() -> Non
     assert approved_plan(entries[:2]) is None
     text = working_state_text(state(plan=kept_plan), budget=1500, count=counter().count_text)
     assert kept_plan.splitlines()[0] in text
+
+
+def test_a_file_deleted_by_a_command_that_succeeded_is_listed() -> None:
+    entries = [
+        call("w1", "Write", file_path="scratch.txt", content="x\n"),
+        answer("w1", "Created scratch.txt (2 bytes, 1 lines)."),
+        *bash("b1", "rm scratch.txt old.txt", "", ms=10),
+        *bash("b2", "rm kept.txt", "rm: cannot remove\nExit code: 1"),
+    ]
+    log = work_log(entries, removes=lambda c: c.split()[1:])
+    assert [(f.path, f.action) for f in log.files] == [
+        ("old.txt", "deleted"),
+        ("scratch.txt", "deleted"),
+    ]
+    text = working_state_text(
+        state(log=log, file_states={"scratch.txt": "deleted", "old.txt": "3 lines"}),
+        budget=MIN_TOKENS,
+        count=counter().count_text,
+    )
+    assert "- scratch.txt: deleted\n" in text
+    assert "- old.txt: deleted, there again now: 3 lines" in text
+    assert "kept.txt" not in text.split("Shell commands")[0]
+
+
+def test_files_a_subagent_changed_join_where_its_call_stands() -> None:
+    entries = [
+        call("e1", "Edit", file_path="a.py", old_string="x", new_string="y"),
+        answer("e1", "Edited a.py"),
+        call("ag", "Agent", prompt="fix b", subagent_type="general-purpose"),
+        answer("ag", "[SubAgent 1a2b3c4d (general-purpose) finished.]"),
+    ]
+    by = "SubAgent 1a2b3c4d (general-purpose)"
+    child = {"ag": [FileChange("b.py", "created", by), FileChange("a.py", "edited", by)]}
+    log = work_log(entries, subagent_files=child)
+    assert log.files == [FileChange("a.py", "edited", by), FileChange("b.py", "created", by)]
+    carried = work_log(
+        [MessageEntry.model_validate({"message": user_text("ws"), WORK_LOG_KEY: log.record()})]
+    )
+    assert carried.files == log.files
+    text = working_state_text(
+        state(log=log, file_states={"a.py": "4 lines", "b.py": "2 lines"}),
+        budget=MIN_TOKENS,
+        count=counter().count_text,
+    )
+    assert f"- a.py: edited by {by}, 4 lines" in text

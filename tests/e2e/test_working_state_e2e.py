@@ -127,3 +127,34 @@ def test_todo_tool_false_drops_it(peri: Peri) -> None:
     names = [t["name"] for t in body["tools"]]
     assert "TodoWrite" not in names and "Read" in names
     assert "TodoWrite" not in body["system"][0]["text"]  # nor does the base prompt name it
+
+
+def test_files_a_subagent_changed_and_one_bash_deleted_are_kept(peri: Peri) -> None:
+    (peri.workspace / "gone.txt").write_text("old\n")
+    agent = {"prompt": "kid: write the file", "description": "writer"}
+    peri.server.set_script(
+        [
+            {"when": "main", "tool_calls": [{"name": "Agent", "input": agent}]},
+            {
+                "when": "kid:",
+                "tool_calls": [
+                    {"name": "Write", "input": {"file_path": "kid.txt", "content": "a\nb\n"}}
+                ],
+            },
+            {"when": "kid:", "text": "wrote it"},
+            {"when": "main", "tool_calls": [{"name": "Bash", "input": {"command": "rm gone.txt"}}]},
+            {"when": "main", "text": "done"},
+        ]
+    )
+    _, lines = run(peri, "-p", "main: tidy up")
+    session = next(line["session_id"] for line in lines if line.get("subtype") == "init")
+    peri.server.set_script([{"text": SUMMARY}])
+    run(peri, "-r", session, "-p", "/compact")
+    peri.server.set_script([{"text": "Carrying on."}])
+    seen = len(peri.server.requests)
+    run(peri, "-r", session, "-p", "what next?")
+    (state,) = [t for t in texts(conversation_requests(peri, seen)[0]) if "<working_state>" in t]
+    assert "- gone.txt: deleted\n" in state
+    files = state.split("Files this session changed")[1].split("\n\n")[0]
+    assert files.index("gone.txt") < files.index("kid.txt")  # newest first
+    assert "- kid.txt: created by SubAgent " in files and "(general), 2 lines" in files

@@ -161,3 +161,33 @@ async def test_ask_user_question_denied_reaches_the_model(
         events = [e async for e in client.events()]
     (result,) = [e for e in events if isinstance(e, ToolResultEvent)]
     assert result.is_error and "declined" in result.content and "decide yourself" in result.content
+
+
+async def test_the_approved_plan_is_in_the_first_request_after_compact_and_a_resume(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    async def answer(name: str, tool_input: dict[str, Any], ctx: PermissionContext) -> Allow:
+        return Allow(updated_input={"mode": "acceptEdits"})
+
+    _plan_then_write(server)
+    options = options_for(server, tmp_path, permission_mode="plan", can_use_tool=answer)
+    async with PeriClient(options) as client:
+        await client.send("do it")
+        _ = [e async for e in client.events()]
+        server.set_script([{"text": "<summary>Planned, then wrote out.txt.</summary>"}])
+        await client.send("/compact")
+        _ = [e async for e in client.events()]
+        server.set_script([{"text": "Next."}, {"text": "Again."}])
+        seen = len(model_calls(server))
+        await client.send("what next?")
+        _ = [e async for e in client.events()]
+        session = client.session_id
+    after = json.dumps(model_calls(server)[seen]["messages"])
+    assert "Approved plan:" in after and json.dumps(PLAN)[1:-1] in after
+    resumed = options_for(server, tmp_path, resume=session, can_use_tool=answer)
+    async with PeriClient(resumed) as client:
+        seen = len(model_calls(server))
+        await client.send("and now?")
+        _ = [e async for e in client.events()]
+    again = json.dumps(model_calls(server)[seen]["messages"])
+    assert "Approved plan:" in again and json.dumps(PLAN)[1:-1] in again

@@ -12,14 +12,17 @@ from peri_cli.base.messages import user_text
 from peri_cli.base.safe_read import SafeReadError, read_head
 from peri_cli.context.plan_mode import PLAN_KEY, approved_plan
 from peri_cli.context.todos import TODOS_KEY, dump_todos, latest_todos
-from peri_cli.context.worklog import WORK_LOG_KEY, work_log
+from peri_cli.context.worklog import WORK_LOG_KEY, FileChange, work_log
 from peri_cli.context.workstate import (
     ORIGIN_WORKING_STATE,
     WorkingState,
     budget_for,
     working_state_text,
 )
+from peri_cli.permissions.shell_removes import removed_paths
+from peri_cli.session.children import list_children
 from peri_cli.session.transcript import MessageEntry
+from peri_cli.session.transcript_file import TranscriptError, load
 
 if TYPE_CHECKING:
     from peri_cli.agent.compaction.port import CompactionContext
@@ -42,6 +45,27 @@ def file_state(path: Path) -> str:
     return f"{lines:,} line{'s' if lines != 1 else ''}{more}"
 
 
+def subagent_files(
+    session_dir: Path, entries: Sequence[MessageEntry]
+) -> dict[str, list[FileChange]]:
+    """What each SubAgent started in these entries changed, read from its own transcript, by the
+    id of the Agent call that started it (its changes join the log where that call stands)."""
+    calls = {u.id for e in entries for u in e.message.tool_uses if u.name == "Agent"}
+    found: dict[str, list[FileChange]] = {}
+    for child in list_children(session_dir) if calls else []:
+        if child.ref.tool_use_id not in calls:
+            continue
+        try:
+            loaded = load(child.path)
+        except (TranscriptError, OSError):
+            continue
+        own = [e for e in loaded.entries if isinstance(e, MessageEntry)]
+        by = f"SubAgent {child.id[:8]} ({child.ref.type})"
+        files = work_log(own, removes=removed_paths).files
+        found[child.ref.tool_use_id] = [FileChange(f.path, f.action, by) for f in reversed(files)]
+    return found
+
+
 def working_state_entry(
     agent: CompactionContext,
     excluded: Sequence[MessageEntry],
@@ -53,7 +77,9 @@ def working_state_entry(
     log it was built from, for the next compaction); None when there is nothing to keep."""
     todos = latest_todos(excluded)
     plan = approved_plan(excluded) or ""
-    log = work_log(excluded)
+    log = work_log(
+        excluded, removes=removed_paths, subagent_files=subagent_files(agent.session.dir, excluded)
+    )
     states = {f.path: file_state(agent.tool_ctx.resolve(f.path)) for f in log.files}
     state = WorkingState(
         todos=todos, plan=plan, log=log, file_states=states, mode=str(agent.policy.mode)

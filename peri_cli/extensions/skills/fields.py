@@ -12,6 +12,9 @@ from peri_cli.extensions.skills.catalog import Skill, SkillProblem, SkillRoot
 from peri_cli.extensions.skills.reading import Refused
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+# A title where a name belongs ("Writing Hookify Rules", in a Claude Code plugin): the skill is
+# known by its folder's name instead, as Claude Code knows it.
+_TITLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:-]{0,63}")
 _KNOWN_FIELDS = frozenset(
     {
         "name",
@@ -36,6 +39,9 @@ def skill_from_fields(
         warnings.append(SkillProblem(path, root.label, message, skipped=False))
 
     name = fields.get("name", path.parent.name)
+    folder = path.parent.name
+    if isinstance(name, str) and " " in name and _TITLE.fullmatch(name) and _NAME.fullmatch(folder):
+        name = folder  # silently, as Claude Code: its own plugins do this
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise Refused(
             f"invalid name {name!r}: use letters, digits, '-', '_', '.', ':' (at most 64)"

@@ -35,7 +35,7 @@ def help_table(custom: Sequence[CommandRow] = ()) -> Table:
     if custom:
         table.add_row(
             Text("Custom commands", style="bold"),
-            Text(".claude/commands, ~/.claude/commands", style="dim"),
+            Text(".claude/commands, ~/.claude/commands, plugins", style="dim"),
         )
         for row in custom:
             table.add_row(*_custom_row(row))
