@@ -30,6 +30,7 @@ Kind = Literal[
     "allow_rule",
     "hook",
     "skill_tools",
+    "command_tools",
     "meta_harness",
     "plugin",
 ]

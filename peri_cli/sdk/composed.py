@@ -31,6 +31,7 @@ from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_env
 from peri_cli.context.todos import TODO_TOOL
 from peri_cli.context.tokens import default_counter
 from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
+from peri_cli.extensions.custom_commands.catalog import CommandCatalog
 from peri_cli.extensions.hookpoints import Hooks
 from peri_cli.extensions.hooks import SessionStartSource
 from peri_cli.extensions.skills.catalog import SkillCatalog
@@ -100,6 +101,7 @@ class Runtime(McpSide, SandboxSide, ToolSide):
     skills: SkillCatalog = field(default_factory=SkillCatalog)
     plugins: ActivePlugins = field(default_factory=ActivePlugins)  # the enabled, installed ones
     loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
+    custom_commands: CommandCatalog = field(default_factory=CommandCatalog)  # .claude/commands
     meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
     rules: RuleSet = field(default_factory=RuleSet)  # settings files and the command line
     session_source: SessionStartSource = "startup"  # how the attached session began

@@ -20,6 +20,9 @@ from peri_cli.base.models import default_model
 from peri_cli.base.settings import LoadedSettings, Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
+from peri_cli.extensions.commands import COMMANDS
+from peri_cli.extensions.custom_commands.catalog import CommandCatalog, CommandSource
+from peri_cli.extensions.custom_commands.discovery import load_commands
 from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
@@ -135,6 +138,24 @@ def _with_plugin_skills(
     return load_skills(home=home, peri_home=peri_home, workspace=workspace, plugins=found)
 
 
+def _commands(
+    home: Path, workspace: Path, skills: SkillCatalog, plugins: ActivePlugins | None = None
+) -> CommandCatalog:
+    """The custom commands: the project's, the user's, then each enabled plugin's `commands/`
+    (`/name` and `/<plugin>:name`, `${CLAUDE_PLUGIN_ROOT}` filled in); a skill's or a built-in
+    command's name is theirs."""
+    extra = [
+        CommandSource(d, "plugin", f"plugin {p.key}", p.name, variables=p.env)
+        for p in (plugins.plugins if plugins else ())
+        for d in p.folders.get("commands", ())
+        if d.is_dir()
+    ]
+    names = [s.name for s in skills.for_user()]
+    return load_commands(
+        home=home, workspace=workspace, builtins=COMMANDS, skills=names, extra=extra
+    )
+
+
 def _load_workspace(
     spec: RunSpec,
     env: Mapping[str, str],
@@ -167,16 +188,19 @@ def build_from_spec(spec: RunSpec) -> Runtime:
     peri_home = peri_home_from_env(env)
     home = Path(env.get("HOME", str(Path.home())))
     skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
+    commands = _commands(home, workspace, skills)
     grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
+    grants += [Loosening("command_tools", w, src) for w, src in commands.untrusted_grants()]
     loaded, trust = _load_workspace(spec, env, peri_home, home, grants)
     plugins = active_plugins(peri_home, loaded.layers, trusted=trust.trusted)
     if plugins.plugins:
         loaded = with_plugin_servers(loaded, plugins, env, trusted=trust.trusted)
         skills = _with_plugin_skills(skills, plugins, home, peri_home, workspace)
+        commands = _commands(home, workspace, skills, plugins)
     settings, rules = loaded.settings, ruleset_from_layers(loaded.layers)
     _rules(spec, rules)
-    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
-    warnings += plugins.warnings()
+    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *commands.warnings()]
+    warnings += [*rules.problems, *plugins.warnings()]
     warnings += hook_config(loaded, plugins).problems
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
@@ -196,6 +220,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         loaded=loaded,
         mode_from_flag=spec.permission_mode is not None,
         skills=skills,
+        custom_commands=commands,
         plugins=plugins,
         rules=rules,
         interactive=spec.interactive,

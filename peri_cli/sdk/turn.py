@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from peri_cli.agent.attachments import AttachContext, attach, mentions
+from peri_cli.agent.custom_command import command_turn
 from peri_cli.agent.host import CommandError
 from peri_cli.agent.sessionstart import run_session_start
 from peri_cli.agent.subagents import SubagentManager
@@ -17,6 +18,7 @@ from peri_cli.base.events import PermissionRequested
 from peri_cli.base.messages import ImagePart
 from peri_cli.base.textsafe import visible
 from peri_cli.extensions.commands import parse_command
+from peri_cli.extensions.custom_commands.catalog import CustomCommand
 from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.commands import HANDLERS
 from peri_cli.sdk.composed import Runtime
@@ -82,18 +84,33 @@ class PromptRun:
                         agent.hooks, agent.inbox, runtime.session_source
                     ):
                         self.core(notice)
-                expanded = await self._expand(prompt)
-                if expanded is not None:
+                if (custom := self.runtime.custom_commands.find(prompt.strip())) is not None:
+                    await self._with_children(self._custom(*custom, images))
+                elif (expanded := await self._expand(prompt)) is not None:
                     attached = await self._attachments(prompt, images)
-                    await self._with_children(expanded, attached)
+                    await self._with_children(agent.run(expanded, attached))
         except asyncio.CancelledError:
             self.out.error = "cancelled"
 
-    async def _with_children(self, prompt: str, attached: MessageEntry | None) -> None:
+    def _custom(
+        self, command: CustomCommand, arguments: str, images: Images
+    ) -> AsyncIterator[CoreEvent]:
+        """`/name args` of a custom command: its `!` lines, attachments and turn."""
+        pasted = {n: ImagePart(media_type=t, data=d) for n, (t, d) in enumerate(images, 1)}
+        return command_turn(
+            self.agent,
+            command,
+            arguments,
+            workspace=self.runtime.workspace,
+            provider=self.runtime.provider_name,
+            images=pasted,
+        )
+
+    async def _with_children(self, turn: AsyncIterator[CoreEvent]) -> None:
         manager = self.runtime.subagents
         watcher = asyncio.create_task(self._watch_children(manager)) if manager else None
         try:
-            await self._until_quiet(manager, prompt, attached)
+            await self._until_quiet(manager, turn)
         finally:
             if manager is not None:  # what still runs is stopped and marked interrupted
                 await manager.stop_all()
@@ -105,13 +122,13 @@ class PromptRun:
                 watcher.cancel()
 
     async def _until_quiet(
-        self, manager: SubagentManager | None, prompt: str, attached: MessageEntry | None
+        self, manager: SubagentManager | None, turn: AsyncIterator[CoreEvent]
     ) -> None:
         """The prompt's turn, then one more turn per background SubAgent report (or rewake
         hook's output), until no SubAgent or async hook runs or waits and nothing waking is
         unread (or the turn limit is reached)."""
         agent = self.agent
-        await self._answered(agent.run(prompt, attached))
+        await self._answered(turn)
         while self.out.error is None:
             if agent.max_turns is not None and agent.turns >= agent.max_turns:
                 if manager is not None and manager.busy():

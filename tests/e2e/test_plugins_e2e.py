@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Peri, system_text
+from tests.e2e.conftest import Peri, system_text, texts
 from tests.e2e.test_mcp_e2e import TIME_SERVER, execute, tool_results
 
 MARKET = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "market"
@@ -42,10 +42,10 @@ def plugin(peri: Peri, *args: str) -> subprocess.CompletedProcess[str]:
 def added(peri: Peri, market: Path) -> None:
     done = plugin(peri, "marketplace", "add", market.as_uri())
     assert done.returncode == 0, done.stderr
-    assert f"Added marketplace {NAME} (6 plugins)." in done.stdout
+    assert f"Added marketplace {NAME} (7 plugins)." in done.stdout
     # entries that name a path out of the marketplace or a name that is not plain are skipped
-    assert "plugins[6]: `name` must be a plain name; skipped" in done.stderr
-    assert "plugins[7].source: a path inside the marketplace" in done.stderr
+    assert "plugins[7]: `name` must be a plain name; skipped" in done.stderr
+    assert "plugins[8].source: a path inside the marketplace" in done.stderr
 
 
 def installed(peri: Peri, *names: str) -> None:
@@ -111,9 +111,7 @@ def test_the_skill_agent_and_server_a_plugin_brings_are_used(peri: Peri, market:
     assert '"timezone": "UTC"' in tool_results(main[3])[-1]
 
 
-def test_a_plugins_hooks_add_context_and_block_with_their_message(
-    peri: Peri, market: Path
-) -> None:
+def test_a_plugins_hooks_add_context_and_block_with_their_message(peri: Peri, market: Path) -> None:
     added(peri, market)
     installed(peri, "peri-context", "peri-guard")
     peri.server.set_script(
@@ -173,3 +171,27 @@ def test_an_update_that_changes_what_runs_asks_again(peri: Peri, market: Path) -
     done = plugin(peri, "marketplace", "update", NAME, "--yes")
     assert done.returncode == 0, done.stderr
     assert "Europe/Paris" in (root / "peri-time" / ".claude-plugin" / "plugin.json").read_text()
+
+
+def test_a_plugins_commands_run_as_name_and_plugin_name(peri: Peri, market: Path) -> None:
+    """A plugin's `commands/` is one more source of custom commands: `/name` (after the
+    project's and the user's) and `/<plugin>:name`, its `!` lines granted its `allowed-tools`
+    and given `${CLAUDE_PLUGIN_ROOT}`."""
+    added(peri, market)
+    installed(peri, "peri-commands")
+    mine = peri.home / ".claude" / "commands" / "review.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("My review of $ARGUMENTS\n")
+    peri.server.set_script([{"text": "a"}, {"text": "b"}, {"text": "c"}])
+    result = peri.json("-p", "/stamp first")
+    assert not result["is_error"] and result["permission_denials"] == [], result
+    assert (peri.workspace / "stamped-by-plugin").exists()
+    sent = texts(peri.model_calls()[-1])[-1]
+    root = peri.home / ".peri" / "plugins" / NAME / "peri-commands"
+    assert sent == f"Stamped: PLUGIN-COMMAND-MARKER\nFrom: {root}\nNote: first\n"
+    for typed, expected in (
+        ("/review 9", "My review of 9\n"),  # the user's own wins the plain name
+        ("/peri-commands:review 9", "Plugin review of 9\n"),
+    ):
+        assert not peri.json("-p", typed)["is_error"], typed
+        assert texts(peri.model_calls()[-1])[-1] == expected, typed
