@@ -24,6 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from peri_cli.base.first_look import LOCAL_SETTINGS_FILE, MAX_SETTINGS_BYTES, SETTINGS_FILE
+from peri_cli.base.model_alias import ALIASES
 from peri_cli.base.safe_read import SafeReadError, read_text, resolved
 from peri_cli.base.settings import LoadedSettings, Scope, Settings, SettingsLayer, Source
 from peri_cli.base.settings_check import (
@@ -60,10 +61,14 @@ _ALIAS = re.compile(r"(default|best|sonnet|opus|haiku|opusplan)", re.IGNORECASE)
 
 
 def claude_model(value: str) -> str | None:
-    """The seam for a model named in a Claude Code file: a full model id is kept; an alias
-    (`sonnet`, `opus[1m]`, `opusplan`, ...) or a `[1m]` name is dropped for now, so the next
+    """A model named in a Claude Code file (it applies with the Anthropic provider only,
+    `model_for`): an alias (`sonnet`, `opus[1m]`) is that family's current model; a full model
+    id is kept; `default`, `best`, `opusplan` and other `[...]` names are dropped, so the next
     setting below it (or the provider's default) applies."""
     name = value.strip()
+    family = name.lower().removesuffix("[1m]")
+    if family in ALIASES:
+        return ALIASES[family]
     if not name or name.endswith("]") or _ALIAS.fullmatch(name):
         return None
     return name

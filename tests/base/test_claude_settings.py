@@ -277,9 +277,21 @@ def test_a_project_file_cannot_turn_claude_code_settings_off(
 
 
 @pytest.mark.parametrize(
-    "alias", ["sonnet", "opus", "haiku", "default", "opusplan", "best", "opus[1m]", "sonnet[1m]"]
+    ("alias", "model"),
+    [
+        ("sonnet", "claude-sonnet-5-5"),
+        ("Opus", "claude-opus-5-5"),
+        ("haiku", "claude-haiku-4-5"),
+        ("opus[1m]", "claude-opus-5-5"),
+        ("sonnet[1m]", "claude-sonnet-5-5"),
+    ],
 )
-def test_a_bare_alias_is_dropped_for_now(alias: str) -> None:
+def test_an_alias_is_its_familys_current_model(alias: str, model: str) -> None:
+    assert claude_model(alias) == model
+
+
+@pytest.mark.parametrize("alias", ["default", "opusplan", "best", "claude-x[200k]", " "])
+def test_a_name_with_no_counterpart_is_dropped(alias: str) -> None:
     assert claude_model(alias) is None
 
 

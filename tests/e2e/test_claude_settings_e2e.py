@@ -85,6 +85,13 @@ def test_peris_own_file_wins_and_the_model_applies_only_with_anthropic(peri: Per
     assert peri.model_calls()[-1]["model"] == "claude-from-peri"
 
 
+def test_a_claude_code_model_alias_reaches_the_provider_as_a_full_id(peri: Peri) -> None:
+    claude_user(peri, {"model": "opus[1m]"})
+    peri.server.set_script([{"text": "hi"}])
+    assert peri.run("-p", "hi").returncode == 0
+    assert peri.model_calls()[-1]["model"] == "claude-opus-5-5"
+
+
 def test_a_claude_code_model_is_not_sent_to_openai(peri: Peri) -> None:
     peri.provider = "openai"
     claude_user(peri, {"model": "claude-from-claude-code"})
