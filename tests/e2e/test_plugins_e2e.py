@@ -151,7 +151,9 @@ def test_a_plugin_the_untrusted_workspace_enables_stays_off(peri: Peri, market: 
 
 def test_an_update_that_changes_what_runs_asks_again(peri: Peri, market: Path) -> None:
     added(peri, market)
-    installed(peri, "peri-time", "peri-skill")
+    installed(peri, "peri-time", "peri-skill", "peri-guard")
+    rules = market / "plugins" / "peri-guard" / "guardcore" / "rules.py"  # what its hook imports
+    rules.write_text(rules.read_text().replace('"rm -rf"', '"rm"'))
     manifest = market / "plugins" / "peri-time" / ".claude-plugin" / "plugin.json"
     manifest.write_text(manifest.read_text().replace("UTC", "Europe/Paris"))
     skill = market / "plugins" / "peri-skill" / "skills" / "haiku-writer" / "SKILL.md"
@@ -161,6 +163,8 @@ def test_an_update_that_changes_what_runs_asks_again(peri: Peri, market: Path) -
     assert done.returncode == 1
     assert "peri-time@peri-test-market: the update changes what runs:" in done.stdout
     assert "changed: .claude-plugin/plugin.json" in done.stdout
+    assert "peri-guard@peri-test-market: the update changes what runs:" in done.stdout
+    assert "changed: guardcore/rules.py" in done.stdout
     assert "run again with --yes" in done.stderr
     assert "peri-skill@peri-test-market: updated (nothing that runs changed)." in done.stdout
     root = peri.home / ".peri" / "plugins" / NAME
@@ -171,6 +175,7 @@ def test_an_update_that_changes_what_runs_asks_again(peri: Peri, market: Path) -
     done = plugin(peri, "marketplace", "update", NAME, "--yes")
     assert done.returncode == 0, done.stderr
     assert "Europe/Paris" in (root / "peri-time" / ".claude-plugin" / "plugin.json").read_text()
+    assert '"rm"' in (root / "peri-guard" / "guardcore" / "rules.py").read_text()
 
 
 def test_a_plugins_commands_run_as_name_and_plugin_name(peri: Peri, market: Path) -> None:
