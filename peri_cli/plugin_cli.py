@@ -26,6 +26,7 @@ from peri_cli.sdk.plugins import (
     stage,
     uninstall,
     update_marketplace,
+    visible,
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -70,7 +71,7 @@ def plugin_command(argv: Sequence[str], peri_home: Path) -> int:
     try:
         return _run(args, peri_home)
     except PluginError as e:
-        print(f"peri plugin: {e}", file=sys.stderr)
+        print(visible(f"peri plugin: {e}"), file=sys.stderr)
         return EXIT_FAILED
 
 
@@ -102,7 +103,7 @@ def _marketplace(args: argparse.Namespace, peri_home: Path) -> int:
     if args.action == "add":
         found = add_marketplace(peri_home, args.source, cwd=Path.cwd())
         for problem in found.problems:
-            print(f"warning: {problem}", file=sys.stderr)
+            print(visible(f"warning: {problem}"), file=sys.stderr)
         print(f"Added marketplace {found.name} ({len(found.plugins)} plugins).")
         return EXIT_OK
     if args.action == "list":
@@ -136,7 +137,7 @@ def _install(key: str, peri_home: Path, *, yes: bool) -> int:
     try:
         print(describe(staged.parts))
         for problem in staged.parts.problems:
-            print(f"  warning: {problem}")
+            print(visible(f"  warning: {problem}"))
         if not _ask(f"Install {key}? It runs as your own code.", "install it", yes):
             print("Not installed.")
             return EXIT_FAILED
@@ -156,7 +157,7 @@ def _update_plugin(key: str, peri_home: Path, *, yes: bool) -> int:
         changed = staged.changed
         if changed:
             print(f"{key}: the update changes what runs:")
-            print("\n".join(f"  {line}" for line in changed[:60]))
+            print("\n".join(visible(f"  {line}") for line in changed[:60]))
             if not _ask(f"Update {key}?", "update it", yes):
                 print(f"{key}: not updated.")
                 return 1
@@ -164,7 +165,7 @@ def _update_plugin(key: str, peri_home: Path, *, yes: bool) -> int:
         print(f"{key}: updated" + ("" if changed else " (nothing that runs changed)") + ".")
         return 0
     except PluginError as e:
-        print(f"{key}: {e}", file=sys.stderr)
+        print(visible(f"{key}: {e}"), file=sys.stderr)
         return 1
     finally:
         if staged is not None:
@@ -222,7 +223,7 @@ def _print_rows(
     elif not rows:
         print(empty)
     for row in rows if not as_json else []:
-        print(line(row))
+        print(visible(line(row)))
     return EXIT_OK
 
 

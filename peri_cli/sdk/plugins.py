@@ -11,6 +11,7 @@ from pathlib import Path
 
 from peri_cli.agent.workspace import settle
 from peri_cli.base.settings import LoadedSettings, SettingsLayer, peri_home_from_env
+from peri_cli.base.textsafe import visible
 from peri_cli.extensions.hooks import (
     HookConfig,
     hook_config_from_layers,
@@ -55,6 +56,7 @@ __all__ = [
     "stage",
     "uninstall",
     "update_marketplace",
+    "visible",
     "with_plugin_servers",
 ]
 

@@ -18,7 +18,7 @@ from peri_cli.extensions.plugins.manifest import (
     read_marketplace,
     read_plugin_manifest,
 )
-from peri_cli.extensions.plugins.parts import read_parts
+from peri_cli.extensions.plugins.parts import describe, read_parts
 
 
 def write(path: Path, text: str) -> Path:
@@ -113,3 +113,13 @@ def test_a_workspace_switches_a_plugin_on_only_when_trusted() -> None:
     project = SettingsLayer("project", Path("p"), {"enabledPlugins": {"b@m": False, "c@m": True}})
     assert enabled_keys([user, project], trusted=False) == (["a@m", "b@m"], ["c@m"])
     assert enabled_keys([user, project], trusted=True) == (["a@m", "c@m"], [])
+
+
+def test_what_a_plugin_brings_is_shown_with_its_control_characters_visible(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    manifest = {"name": "p", "description": "nice\x1b]0;pwned\x07 plugin"}
+    write(root / ".claude-plugin/plugin.json", json.dumps(manifest))
+    write(root / "commands/\x1b[2Jwipe.md", "---\ndescription: d\n---\nx\n")
+    shown = describe(read_parts(root, "p@m", "p"))
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert "nice" in shown and "wipe" in shown

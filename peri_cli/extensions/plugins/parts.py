@@ -7,12 +7,12 @@ is left out with a problem naming its file, and the rest of the plugin still loa
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from peri_cli.base.safe_read import is_inside
+from peri_cli.base.textsafe import visible
 from peri_cli.extensions.plugins.manifest import (
     ManifestError,
     PluginManifest,
@@ -223,12 +223,13 @@ def _shown(path: Path | None, root: Path) -> str:
 
 def describe(parts: PluginParts) -> str:
     """What the plugin brings, in lines for a question (the commands, hooks and servers it runs)."""
-    lines = [f"{parts.key}" + (f" {parts.manifest.version}" if parts.manifest.version else "")]
+    version = f" {parts.manifest.version}" if parts.manifest.version else ""
+    lines = [visible(f"{parts.key}{version}")]
     if parts.manifest.description:
-        lines.append(f"  {parts.manifest.description}")
+        lines.append(f"  {visible(parts.manifest.description)}")
     for kind, names in parts.brings().items():
         lines.append(f"  {kind}:")
-        lines += [f"    {json.dumps(n)[1:-1]}" for n in names[:40]]
+        lines += [f"    {visible(n)}" for n in names[:40]]
         if len(names) > 40:
             lines.append(f"    ... and {len(names) - 40} more")
     return "\n".join(lines)
