@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from peri_cli.extensions.plugins.registry import (
 )
 
 GIT_TIMEOUT = 300
+STALE_SECONDS = 3600
 _OWNER_REPO = re.compile(r"[\w.-]+/[\w.-]+")
 
 
@@ -185,6 +187,7 @@ def stage(peri_home: Path, key: str) -> Staged:
         raise PluginError(f"{market} lists no plugin named {name}")
     staging = plugins_dir(peri_home) / STAGING_DIR
     staging.mkdir(parents=True, exist_ok=True)
+    _sweep(staging)
     work = Path(tempfile.mkdtemp(dir=staging))
     try:
         folder = work / name
@@ -205,6 +208,14 @@ def stage(peri_home: Path, key: str) -> Staged:
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
+
+
+def _sweep(staging: Path) -> None:
+    """What an install killed half-way left in staging (older than an hour: not one running)."""
+    for old in staging.iterdir():
+        with contextlib.suppress(OSError):
+            if time.time() - old.lstat().st_mtime > STALE_SECONDS:
+                shutil.rmtree(old, ignore_errors=True)
 
 
 def _copy(source: Path, dest: Path) -> None:
