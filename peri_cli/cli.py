@@ -11,7 +11,7 @@ from peri_cli import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import NoReturn
 
     from peri_cli.base.first_look import PreRead
@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="peri",
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
         "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard; "
-        "`peri acp` serves editors over the Agent Client Protocol.",
+        "`peri config --show-origin [--json]` where each setting came from; "
+        "`peri acp` serves editors over the Agent Client Protocol; `peri plugin` installs "
+        "Claude Code plugins from marketplaces.",
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
     p.add_argument("-p", "--print", action="store_true", help="headless: run, print, exit")
@@ -120,34 +122,6 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
-
-
-def _sessions_command(argv: Sequence[str]) -> int:
-    parser = _parser(prog="peri sessions", description="List this workspace's sessions.")
-    parser.add_argument("--json", action="store_true", help="one JSON array")
-    args = parser.parse_args(argv)
-    import json
-    from pathlib import Path
-
-    from peri_cli.base.settings import peri_home_from_env
-    from peri_cli.session.store import SessionStore
-
-    store = SessionStore(peri_home_from_env(os.environ), Path.cwd())
-    infos = store.list()
-    if args.json:
-        print(json.dumps([i.to_json() for i in infos], ensure_ascii=False))
-        return EXIT_OK
-    if not infos:
-        print("No sessions in this workspace yet.")
-        return EXIT_OK
-    for i in infos:
-        parent = f"  (fork of {i.parent[:8]})" if i.parent else ""
-        unanswered = "" if i.answered else "  (no answer)"  # `-c` passes over it
-        print(
-            f"{i.id}  {i.updated[:19].replace('T', ' ')}  {i.message_count:>5} msgs  "
-            f"{i.title or '(no prompt)'}{parent}{unanswered}"
-        )
-    return EXIT_OK
 
 
 def _meta_command(argv: Sequence[str]) -> int:
@@ -355,6 +329,23 @@ def _reader_gone() -> int:
     return EXIT_PIPE
 
 
+def _subcommand(name: str) -> Callable[[Sequence[str]], int] | None:
+    """`peri sessions|meta|acp|plugin|config ...`; each imports what it needs when run."""
+    if name == "plugin":
+        from peri_cli.plugin_cli import main
+
+        return main
+    if name == "config":
+        from peri_cli.cli_config import config_command
+
+        return config_command
+    if name == "sessions":
+        from peri_cli.cli_sessions import sessions_command
+
+        return sessions_command
+    return {"meta": _meta_command, "acp": _acp_command}.get(name)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list == ["--version"]:  # what argparse would print, without importing it
@@ -365,12 +356,8 @@ def _main(argv: Sequence[str] | None) -> int:
     # first, before any thread or child exists: the keys leave the environment `/proc` shows
     hide_provider_env()
     try:
-        if args_list[:1] == ["sessions"]:
-            return _sessions_command(args_list[1:])
-        if args_list[:1] == ["meta"]:
-            return _meta_command(args_list[1:])
-        if args_list[:1] == ["acp"]:
-            return _acp_command(args_list[1:])
+        if args_list and (subcommand := _subcommand(args_list[0])) is not None:
+            return subcommand(args_list[1:])
         args = build_parser().parse_args(args_list)
         if args.fork_session and not (args.cont or args.resume is not None):
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -93,11 +94,17 @@ class AttachContext:
         )
 
 
-async def attach(text: str, ctx: AttachContext, images: dict[int, ImagePart]) -> Attachments:
-    """The attachments of a prompt: each `@path` naming a file or folder, and each pasted
-    image whose `[image #N]` tag is still in the text."""
+async def attach(
+    text: str,
+    ctx: AttachContext,
+    images: dict[int, ImagePart],
+    *,
+    only: Sequence[str] | None = None,
+) -> Attachments:
+    """The attachments of a prompt: each `@path` naming a file or folder (`only`: these of
+    them), and each pasted image whose `[image #N]` tag is still in the text."""
     out = Attachments()
-    for raw in mentions(text):
+    for raw in mentions(text) if only is None else only:
         await _attach_one(raw, ctx, out)
     for match in _IMAGE_TAG.finditer(text):
         image = images.get(int(match.group(1)))
@@ -106,9 +113,9 @@ async def attach(text: str, ctx: AttachContext, images: dict[int, ImagePart]) ->
     return out
 
 
-def _locate(raw: str, workspace: Path) -> tuple[Path, str] | None:
-    """The path a mention names and how it was written (trailing punctuation dropped when the
-    path is not there)."""
+def locate(raw: str, workspace: Path) -> tuple[Path, str] | None:
+    """The existing path a mention names and how it was written (trailing punctuation dropped
+    when the path is not there); None when it names none (a handle, a decorator)."""
     for candidate in (raw, raw.rstrip(_TRAILING)):
         path = _expand(candidate, workspace) if candidate else None
         if path is not None and os.path.lexists(path):
@@ -127,7 +134,7 @@ def _expand(raw: str, workspace: Path) -> Path | None:
 
 
 async def _attach_one(raw: str, ctx: AttachContext, out: Attachments) -> None:
-    found = _locate(raw, ctx.workspace)
+    found = locate(raw, ctx.workspace)
     if found is None:
         return  # not a file: the text stays as typed (a handle, a decorator)
     path, written = found

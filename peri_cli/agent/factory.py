@@ -82,4 +82,6 @@ class AgentFactory:
         agent.label = config.label
         agent.retry_max_wait = self.retry_max_wait
         agent.hooks = self.hooks
+        if self.hooks is not None and config.agent_id is None:  # the main agent's inbox
+            self.hooks.background.inbox = agent.inbox  # where async hooks' output waits
         return agent

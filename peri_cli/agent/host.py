@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from peri_cli.base.settings import LoadedSettings, Settings
     from peri_cli.base.tool import ToolTraits
     from peri_cli.context.meta import MetaState
+    from peri_cli.extensions.custom_commands.catalog import CommandCatalog
     from peri_cli.extensions.hooks import SessionStartSource
     from peri_cli.extensions.output_styles import StyleCatalog
+    from peri_cli.extensions.plugins.active import ActivePlugins
     from peri_cli.extensions.skills.catalog import SkillCatalog
     from peri_cli.extensions.statusline import StatusLineShown
     from peri_cli.permissions.trust import TrustState
@@ -38,14 +40,16 @@ class CommandError(Exception):
 
 @dataclass(frozen=True)
 class ExtraCommand:
-    """A slash command that is not built in: a skill's `/<name>` or an MCP server's prompt
+    """A slash command that is not built in: a skill's `/<name>`, a custom command's (`kind`
+    "command", `where` its origin: `project:frontend`) or an MCP server's prompt
     `/mcp__<server>__<prompt>`. `usage` and `description` come from files or servers: show them
     through `textsafe.visible`."""
 
     name: str  # without the leading `/`
     usage: str
     description: str
-    kind: Literal["skill", "mcp"]
+    kind: Literal["skill", "mcp", "command"]
+    where: str = ""
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ class SessionHost(Protocol):
     agent: Agent | None
     subagents: SubagentManager | None
     skills: SkillCatalog
+    custom_commands: CommandCatalog  # `.claude/commands`, `~/.claude/commands`, plugins'
+    plugins: ActivePlugins  # the enabled plugins, and those enabled but not installed
     trust: TrustState | None
     settings: Settings
     loaded: LoadedSettings | None  # the settings files as read, with where each value came from

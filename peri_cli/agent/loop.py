@@ -21,6 +21,7 @@ from peri_cli.context.contributions import ContributionChain, RequestContext
 from peri_cli.context.projection import cache_marks, project
 from peri_cli.context.tokens import TokenCounter, default_counter
 from peri_cli.context.worklog import DURATIONS_KEY
+from peri_cli.extensions.hookbackground import HOOK_WAKE_HEAD
 from peri_cli.extensions.hookpoints import Hooks, notices
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.session.store import Session
@@ -91,9 +92,10 @@ class Agent:
 
     @property
     def report_waiting(self) -> bool:
-        """A background SubAgent's report is in the inbox: an idle parent takes it at once
-        (other items, a hook's context or a note, wait for the user's next prompt)."""
-        return any(item.startswith(REPORT_HEAD) for item in self.inbox)
+        """A background SubAgent's report, or a rewake hook's output, is in the inbox: an idle
+        parent takes it at once (other items, a hook's context or a note, wait for the user's
+        next prompt)."""
+        return any(item.startswith((REPORT_HEAD, HOOK_WAKE_HEAD)) for item in self.inbox)
 
     @property
     def counter(self) -> TokenCounter:
@@ -139,6 +141,8 @@ class Agent:
         text = scrub_surrogates(prompt or "")
         progress = TurnProgress()
         try:
+            for notice in self.hooks.waiting_notices() if self.hooks is not None else ():
+                yield notice  # what background hooks that ended had to say (a rewake's summary)
             received = [_queued(item) for item in self.inbox]
             queued = len(received)  # the reports waiting before this prompt, not its own
             if text.strip():

@@ -26,6 +26,7 @@ from peri_cli.base.events import (
     TurnEnded,
 )
 from peri_cli.base.messages import Usage
+from peri_cli.base.model_alias import resolve_model_alias
 from peri_cli.base.tool import ToolOutput, ToolRegistry
 from peri_cli.context.contributions import ContributionChain
 from peri_cli.extensions.agent_types import AgentCatalog, AgentType
@@ -64,6 +65,7 @@ class Child:
     usage: Usage = field(default_factory=Usage)
     last_tool: str | None = None
     report: str = ""
+    note: str = ""  # said when it starts (its type's model alias had no counterpart)
     agent: Agent | None = None
     task: asyncio.Task[None] | None = None
 
@@ -226,8 +228,13 @@ class SubagentManager:
         chain = _instructions(child.type.instructions)
         for name, contributor in parent.chain.contributors:  # git branch, notes: as the parent
             chain.add(name, contributor)
+        # `model: sonnet` is Claude Code's alias: the provider's model of that family
+        model, note = resolve_model_alias(
+            child.type.model or "", parent.provider.name, parent.model
+        )
+        child.note = f"type {child.type.name}: {note}" if note else ""
         return AgentConfig(
-            model=child.type.model or parent.model,
+            model=model,
             policy=parent.policy,
             max_turns=child.type.max_turns,
             tools=self._tools_for(child.type),
@@ -257,7 +264,7 @@ class SubagentManager:
         agent = child.agent
         assert agent is not None
         child.started = time.monotonic()
-        self._set_state(child, "running")
+        self._set_state(child, "running", child.note)
         ended = TurnEnded("done")
         try:
             async for event in agent.run(child.prompt):

@@ -41,6 +41,7 @@ from peri_cli.base.tool import (
 from peri_cli.extensions.extra_tools import Unwrapping
 from peri_cli.extensions.hookanswers import HookOutcome
 from peri_cli.extensions.hookpoints import Hooks, notices
+from peri_cli.extensions.hooks import JudgedCall
 from peri_cli.permissions.call_facts import Call
 from peri_cli.permissions.call_facts import describe_call as judged_call
 from peri_cli.permissions.policy import Decision, PermissionPolicy
@@ -195,12 +196,12 @@ class ToolRound:
             held = self.tool_ctx.owners.conflict(self.tool_ctx.agent_id, item.writes.paths)
             if held is not None:
                 raise ToolError(held)
-            pre = await self._pre_tool_use(tool.name, raw, item.use.id)
+            call = item.call = judged_call(tool, item.params, raw, self.tool_ctx, item.writes)
+            pre = await self._pre_tool_use(call, raw, item.use.id)
             for notice in notices(pre):
                 yield notice
             if pre.blocked:
                 raise ToolError(f"Blocked by a PreToolUse hook: {pre.reason}")
-            call = item.call = judged_call(tool, item.params, raw, self.tool_ctx, item.writes)
             decision = self.policy.decide(
                 call,
                 hook=pre.permission,
@@ -282,11 +283,15 @@ class ToolRound:
             return
         item.use = item.use.model_copy(update={"input": raw})
 
-    async def _pre_tool_use(self, name: str, raw: dict[str, Any], use_id: str) -> HookOutcome:
+    async def _pre_tool_use(self, call: Call, raw: dict[str, Any], use_id: str) -> HookOutcome:
         if self.hooks is None:
             return HookOutcome()
         return await self.hooks.run(
-            "PreToolUse", tool_name=name, tool_input=dict(raw), tool_use_id=use_id
+            "PreToolUse",
+            judged=JudgedCall(call, self.policy.context()),
+            tool_name=call.tool,
+            tool_input=dict(raw),
+            tool_use_id=use_id,
         )
 
     async def _call_after(self, item: _Planned, before: list[asyncio.Future[None]]) -> None:
@@ -354,8 +359,10 @@ class ToolRound:
         """A PostToolUse hook's reason and context go to the model beside the result."""
         assert self.hooks is not None and item.tool is not None
         text = "".join(p.text for p in output.content if isinstance(p, TextPart))
+        judged = JudgedCall(item.call, self.policy.context()) if item.call is not None else None
         outcome = await self.hooks.run(
             "PostToolUse",
+            judged=judged,
             tool_name=item.tool.name,
             tool_input=dict(item.use.input),
             tool_use_id=item.use.id,

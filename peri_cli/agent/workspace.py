@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from peri_cli.base.claude_settings import add_claude_layers
 from peri_cli.base.first_look import PreRead
 from peri_cli.base.settings import (
     WORKSPACE_SCOPES,
@@ -60,6 +61,8 @@ def load_workspace(
     all); `extra_layers`: settings given by a program, read after the user's file; `pre_read`:
     the settings files' text as the first frame read it."""
     layers, warnings = read_layers(workspace, peri_home, pre_read=pre_read)
+    # Claude Code's files, each below Peri's of its scope (same trust, same `sources`)
+    layers, warnings = add_claude_layers(layers, warnings, workspace, home, env, scopes=sources)
     if sources is not None:
         layers = [layer for layer in layers if layer.scope in sources]
     layers[:0] = extra_layers

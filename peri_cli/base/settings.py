@@ -120,6 +120,13 @@ class Settings(_Section):
     # The Bash sandbox (CONTRACT.md §10). This is the plain merge; what a session uses comes from
     # `settings_sandbox.merge_sandbox`, which lets an untrusted workspace only narrow it.
     sandbox: SandboxSettings = Field(default_factory=SandboxSettings)
+    # Claude Code's plugin switches ({"name@marketplace": true}) and marketplaces a file
+    # suggests; read per file (`extensions/plugins/active.py`): a project's wait for trust.
+    enabledPlugins: dict[str, bool] = Field(default_factory=dict)
+    extraKnownMarketplaces: dict[str, Any] = Field(default_factory=dict)
+    # Read Claude Code's settings files too (`claude_settings.py`); only the user's own file and
+    # PERI_CLAUDE_CODE_SETTINGS decide, so a repository cannot drop the user's Claude Code rules.
+    claudeCodeSettings: bool = True
 
 
 # Lists that add up across files instead of the later file replacing the earlier one: each only
@@ -134,6 +141,7 @@ class SettingsLayer:
     scope: Scope
     path: Path
     data: Mapping[str, Any]
+    claude_code: bool = False  # one of Claude Code's files, read below Peri's of the same scope
 
     @property
     def from_workspace(self) -> bool:

@@ -71,8 +71,8 @@ def merge_sandbox(
     merged: dict[str, Any] = {}
     warnings: list[str] = []
     for path, trusted, data in layers:
-        for dotted, value in _flatten(data):
-            if trusted or _narrows(dotted, value):
+        for dotted, value in flatten(data):
+            if trusted or narrows(dotted, value):
                 _put(merged, dotted, value)
             else:
                 warnings.append(
@@ -85,17 +85,18 @@ def merge_sandbox(
         raise SettingsError("sandbox: " + "; ".join(describe(x) for x in e.errors())) from None
 
 
-def _narrows(dotted: str, value: Any) -> bool:
+def narrows(dotted: str, value: Any) -> bool:
+    """Whether an untrusted file may set `dotted` (under `sandbox`) to `value`: it narrows."""
     if dotted in _STRICT_SWITCHES:
         return value is _STRICT_SWITCHES[dotted]
     return dotted in _NARROWING_LISTS
 
 
-def _flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+def flatten(data: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for key, value in data.items():
         if isinstance(value, Mapping) and key in ("filesystem", "network") and not prefix:
-            out.extend(_flatten(value, f"{key}."))
+            out.extend(flatten(value, f"{key}."))
         else:
             out.append((f"{prefix}{key}", value))
     return out

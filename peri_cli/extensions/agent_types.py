@@ -8,6 +8,7 @@ front-matter parser; a malformed one is reported (for `/agents`) and skipped, ne
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,20 +108,30 @@ def parse_agent_type(text: str, source: str, stem: str) -> AgentType:
     )
 
 
-def discover_agent_types(workspace: Path, home: Path, *, builtins: bool = True) -> AgentCatalog:
-    """Built-ins (unless hidden by the Meta Harness), then user files, then project files: a
-    later definition of a name replaces an earlier one, so the project wins."""
+def discover_agent_types(
+    workspace: Path,
+    home: Path,
+    *,
+    builtins: bool = True,
+    plugins: Sequence[tuple[Path, str]] = (),
+) -> AgentCatalog:
+    """Built-ins (unless hidden by the Meta Harness), then plugins' folders (each with the label
+    it is shown by), then user files, then project files: a later definition of a name replaces
+    an earlier one, so the project wins."""
     catalog = AgentCatalog()
     if builtins:
         catalog.types.update({t.name: t for t in BUILTIN_TYPES})
-    roots = ((home / AGENTS_SUBDIR, "~/", None), (workspace / AGENTS_SUBDIR, "", workspace))
+    roots: list[tuple[Path, str, Path | None]] = [(d, f"{label}:", d) for d, label in plugins]
+    roots += [(home / AGENTS_SUBDIR, "~/", None), (workspace / AGENTS_SUBDIR, "", workspace)]
     for root, label, inside in roots:
         try:
             files = sorted(p for p in root.iterdir() if p.suffix == ".md")
         except OSError:
             continue
         for path in files[:200]:  # a folder of thousands is not a catalog
-            shown = f"{label}{AGENTS_SUBDIR / path.name}"
+            shown = (
+                f"{label}{path.name}" if inside == root else f"{label}{AGENTS_SUBDIR / path.name}"
+            )
             try:
                 text = read_text(path, max_bytes=MAX_AGENT_FILE, inside=inside)
                 found = parse_agent_type(text, shown, path.stem)

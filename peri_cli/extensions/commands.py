@@ -31,11 +31,17 @@ COMMANDS: dict[str, Command] = {
         Command("cost", "Tokens in and out, cache reads and money for this session"),
         Command("copy", "Copy the last reply (or its code block N) to the clipboard", "[N]"),
         Command("meta", "Show the Meta Harness: replaced prompt sections, removed capabilities"),
+        Command("status", "Show the model, mode, trust and where each setting came from"),
         Command("permissions", "Show the permission rules in force, where each came from"),
         Command("hooks", "Show the configured hooks and whether each runs here"),
         Command("skills", "List the skills: in force, shadowed and broken"),
         Command("output-style", "Pick the output style new sessions take", "[name]"),
         Command("mcp", "Show the MCP servers; reconnect one", "[reconnect NAME]"),
+        Command(
+            "plugin",
+            "Browse marketplaces; install, enable, disable or uninstall a plugin",
+            "[install|enable|disable|uninstall NAME@MARKETPLACE]",
+        ),
         Command(
             "sandbox",
             "Show the Bash sandbox; switch auto-allow or the unsandboxed fallback",

@@ -2,8 +2,8 @@
 hooks is context for the model), exit 2 blocks with stderr as the reason, any other code is
 reported and ignored. JSON on stdout (`decision`, `reason`, `continue`, `stopReason`,
 `systemMessage`, `hookSpecificOutput` with `permissionDecision` or `additionalContext`) is
-honoured. The runs of one event fold into one outcome; `StopGuard` overrules a Stop hook that
-never lets go.
+honoured; a block without a reason takes its `systemMessage` as the reason. The runs of one
+event fold into one outcome; `StopGuard` overrules a Stop hook that never lets go.
 """
 
 from __future__ import annotations
@@ -150,7 +150,8 @@ def _json_answer(event: HookEvent, hook: Hook, data: Mapping[str, Any], acc: _Ac
             return ""
         return value
 
-    if (message := text("systemMessage")).strip():
+    message = text("systemMessage")
+    if message.strip():
         acc.messages.append(_line(f"{hook.label()}: {message}"))
     go_on = data.get("continue", True)
     if go_on is False:
@@ -162,7 +163,8 @@ def _json_answer(event: HookEvent, hook: Hook, data: Mapping[str, Any], acc: _Ac
         bad.append("hookSpecificOutput")
         specific = None
     specific = specific or {}
-    _decisions(event, hook, data, specific, text("reason"), text, bad, acc)
+    # A block that gives no reason is explained by its systemMessage (hookify writes only that).
+    _decisions(event, hook, data, specific, text("reason") or message, text, bad, acc)
     if event in _JSON_CONTEXT and (extra := text("additionalContext", specific)).strip():
         acc.context.append(_cut(extra))
     if bad:
@@ -195,7 +197,7 @@ def _decisions(  # noqa: PLR0917 - one step of _json_answer
         chosen = specific.get("permissionDecision")
         why = text("permissionDecisionReason", specific)
         if chosen == "deny":
-            acc.block(event, hook, why)
+            acc.block(event, hook, why or reason)
         elif chosen in ("allow", "ask"):
             acc.permit(chosen, why)
         else:

@@ -52,13 +52,15 @@ async def run_hook(
     hidden_env: Sequence[str] = (),
     max_output: int = MAX_OUTPUT_BYTES,
 ) -> HookRun:
-    """Run one hook with `stdin`; never raises for anything the hook does."""
+    """Run one hook with `stdin`; never raises for anything the hook does. The hook's own
+    `env` (a plugin's root) is added to its environment; the shell expands `${...}` in it."""
     done = await run_command(
         hook.command,
         stdin,
         cwd=cwd,
         env=env,
         hidden_env=hidden_env,
+        extra_env=hook.env,
         timeout=hook.timeout,
         max_output=max_output,
     )
@@ -83,12 +85,13 @@ async def run_command(
     cwd: Path,
     env: Mapping[str, str],
     hidden_env: Sequence[str] = (),
+    extra_env: Mapping[str, str] | None = None,
     timeout: float,
     max_output: int = MAX_OUTPUT_BYTES,
 ) -> CommandRun:
     """Run a hook's or the status line's command through the shell, as hooks run: in `cwd`, its
     own process group (ended with it), credentials removed, bounded in time and output."""
-    environment = child_env(env, hidden_env)
+    environment = child_env(env, hidden_env) | dict(extra_env or {})
     try:
         shell, command = _resolved(command, environment, cwd)
     except programs.ProgramMissing as e:

@@ -1,7 +1,7 @@
 """What a workspace's own files would loosen, one detector per feature: a looser permission mode,
-MCP servers (settings or `.mcp.json`), a Meta Harness capability turned back on, a status line
-command, and guide files or imports leading out of the workspace. Allow rules and hooks have
-theirs in their own modules.
+MCP servers (settings or `.mcp.json`), a Meta Harness capability turned back on, plugins a project
+enables, a status line command, and guide files or imports leading out of the workspace. Allow
+rules and hooks have theirs in their own modules.
 """
 
 from __future__ import annotations
@@ -126,6 +126,18 @@ def meta_harness_loosening(files: WorkspaceFiles) -> list[Loosening]:
     return out
 
 
+def enabled_plugins(files: WorkspaceFiles) -> list[Loosening]:
+    """`enabledPlugins` in the workspace's files: a plugin's hooks and servers are code it runs."""
+    out: list[Loosening] = []
+    for layer in files.layers:
+        table = layer.data.get("enabledPlugins") if layer.from_workspace else None
+        for key, on in (table if isinstance(table, dict) else {}).items():
+            if on is True:
+                setting = ((layer.path, f"enabledPlugins.{key}"),)
+                out.append(Loosening("plugin", f"plugin {key}", files.label(layer.path), setting))
+    return out
+
+
 def status_line_loosening(files: WorkspaceFiles) -> list[Loosening]:
     """A project's `statusLine` command: the TUI would run it after every turn."""
     out: list[Loosening] = []
@@ -152,6 +164,7 @@ DETECTORS: tuple[Detector, ...] = (
     settings_mcp_servers,
     mcp_json_servers,
     meta_harness_loosening,
+    enabled_plugins,
     status_line_loosening,
 )
 

@@ -30,7 +30,9 @@ Kind = Literal[
     "allow_rule",
     "hook",
     "skill_tools",
+    "command_tools",
     "meta_harness",
+    "plugin",
     "status_line",
 ]
 

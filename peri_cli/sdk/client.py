@@ -258,10 +258,15 @@ class PeriClient:
 
     def commands(self) -> list[tuple[str, str, str]]:
         """What a prompt may start with: (name, description, argument hint) for the slash
-        commands that run outside the TUI and the skills a person may invoke."""
+        commands that run outside the TUI, the skills a person may invoke and the custom
+        commands (each by the name that reaches it)."""
         runtime = self._connected()
         out = [(c.name, c.description, c.usage) for c in COMMANDS.values() if c.headless]
         out += [(s.name, s.description, s.argument_hint) for s in runtime.skills.for_user()]
+        out += [
+            (r.call, f"{r.command.description} ({r.command.where})", r.command.argument_hint)
+            for r in runtime.custom_commands.rows()
+        ]
         return out
 
     def tool_traits(self, name: str) -> ToolTraits:

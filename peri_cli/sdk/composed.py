@@ -31,8 +31,9 @@ from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_env
 from peri_cli.context.todos import TODO_TOOL
 from peri_cli.context.tokens import default_counter
 from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
+from peri_cli.extensions.custom_commands.catalog import CommandCatalog
 from peri_cli.extensions.hookpoints import Hooks
-from peri_cli.extensions.hooks import SessionStartSource, hook_config_from_layers
+from peri_cli.extensions.hooks import SessionStartSource
 from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
@@ -42,6 +43,7 @@ from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 from peri_cli.sdk.mcpside import McpSide, display_path
+from peri_cli.sdk.plugins import ActivePlugins, folders, hook_config
 from peri_cli.sdk.sandboxside import SandboxSide
 from peri_cli.sdk.styleside import StyleSide
 from peri_cli.sdk.toolside import ToolSide
@@ -98,7 +100,9 @@ class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
     start_after_trust: bool = False  # a new session waits for the trust question's answer
     # The skills of the attached session: none when its Meta Harness turned `skills` off.
     skills: SkillCatalog = field(default_factory=SkillCatalog)
+    plugins: ActivePlugins = field(default_factory=ActivePlugins)  # the enabled, installed ones
     loaded_skills: SkillCatalog | None = None  # every skill found (None: as `skills` at start)
+    custom_commands: CommandCatalog = field(default_factory=CommandCatalog)  # .claude/commands
     meta: MetaState = ALL_ON  # the attached session's frozen Meta Harness state
     rules: RuleSet = field(default_factory=RuleSet)  # settings files and the command line
     session_source: SessionStartSource = "startup"  # how the attached session began
@@ -236,7 +240,8 @@ class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
         read, self._types_read = self._types_read, None
         if read is not None and read[0] == builtins:
             return read[1]
-        return discover_agent_types(self.workspace, home, builtins=builtins)
+        plugins = folders(self.plugins, "agents")
+        return discover_agent_types(self.workspace, home, builtins=builtins, plugins=plugins)
 
     def _all_skills(self) -> SkillCatalog:
         if self.loaded_skills is None:
@@ -326,7 +331,7 @@ class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
 
     def _hooks_for(self, session: Session) -> Hooks | None:
         """The session's command hooks (None when none are configured)."""
-        config = hook_config_from_layers(self.loaded.layers if self.loaded else ())
+        config = hook_config(self.loaded, self.plugins)
         if not config.hooks:
             return None
         return Hooks(

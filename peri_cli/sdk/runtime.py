@@ -13,17 +13,28 @@ from typing import Any
 
 from peri_cli.agent.host import StartupError
 from peri_cli.agent.workspace import load_workspace
+from peri_cli.base.claude_settings import model_for
 from peri_cli.base.first_look import PreRead
 from peri_cli.base.heldenv import held_env
 from peri_cli.base.models import default_model
-from peri_cli.base.settings import Scope, SettingsLayer, peri_home_from_env
+from peri_cli.base.settings import LoadedSettings, Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
-from peri_cli.extensions.hooks import hook_config_from_layers
+from peri_cli.extensions.commands import COMMANDS
+from peri_cli.extensions.custom_commands.catalog import CommandCatalog, CommandSource
+from peri_cli.extensions.custom_commands.discovery import load_commands
+from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
+from peri_cli.sdk.plugins import (
+    ActivePlugins,
+    active_plugins,
+    folders,
+    hook_config,
+    with_plugin_servers,
+)
 from peri_cli.session.store import SessionInfo, SessionStore
 
 __all__ = [
@@ -118,17 +129,43 @@ def _rules(spec: RunSpec, rules: RuleSet) -> None:
         rules.extend((found, []))
 
 
-def build_from_spec(spec: RunSpec) -> Runtime:
-    """The runtime of `spec`, its MCP servers started and its session open."""
-    # the provider variables Peri moved off its environment block at start (none in an SDK host)
-    workspace, env = spec.workspace, {**held_env(), **spec.env}
-    peri_home = peri_home_from_env(env)
-    home = Path(env.get("HOME", str(Path.home())))
-    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
-    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
+def _with_plugin_skills(
+    skills: SkillCatalog, plugins: ActivePlugins, home: Path, peri_home: Path, workspace: Path
+) -> SkillCatalog:
+    """The skills read again with the enabled plugins' folders among the roots."""
+    if not (found := folders(plugins, "skills")):
+        return skills
+    return load_skills(home=home, peri_home=peri_home, workspace=workspace, plugins=found)
+
+
+def _commands(
+    home: Path, workspace: Path, skills: SkillCatalog, plugins: ActivePlugins | None = None
+) -> CommandCatalog:
+    """The custom commands: the project's, the user's, then each enabled plugin's `commands/`
+    (`/name` and `/<plugin>:name`, `${CLAUDE_PLUGIN_ROOT}` filled in); a skill's or a built-in
+    command's name is theirs."""
+    extra = [
+        CommandSource(d, "plugin", f"plugin {p.key}", p.name, variables=p.env)
+        for p in (plugins.plugins if plugins else ())
+        for d in p.folders.get("commands", ())
+        if d.is_dir()
+    ]
+    names = [s.name for s in skills.for_user()]
+    return load_commands(
+        home=home, workspace=workspace, builtins=COMMANDS, skills=names, extra=extra
+    )
+
+
+def _load_workspace(
+    spec: RunSpec,
+    env: Mapping[str, str],
+    peri_home: Path,
+    home: Path,
+    grants: Sequence[Loosening],
+) -> tuple[LoadedSettings, TrustState]:
     try:
-        loaded, trust = load_workspace(
-            workspace,
+        return load_workspace(
+            spec.workspace,
             peri_home,
             env,
             home=home,
@@ -142,10 +179,29 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         )
     except SettingsError as e:
         raise StartupError(str(e), exit_code=2) from e
+
+
+def build_from_spec(spec: RunSpec) -> Runtime:
+    """The runtime of `spec`, its MCP servers started and its session open."""
+    # the provider variables Peri moved off its environment block at start (none in an SDK host)
+    workspace, env = spec.workspace, {**held_env(), **spec.env}
+    peri_home = peri_home_from_env(env)
+    home = Path(env.get("HOME", str(Path.home())))
+    skills = load_skills(home=home, peri_home=peri_home, workspace=workspace)
+    commands = _commands(home, workspace, skills)
+    grants = [Loosening("skill_tools", what, src) for what, src in skills.untrusted_grants()]
+    grants += [Loosening("command_tools", w, src) for w, src in commands.untrusted_grants()]
+    loaded, trust = _load_workspace(spec, env, peri_home, home, grants)
+    plugins = active_plugins(peri_home, loaded.layers, trusted=trust.trusted)
+    if plugins.plugins:
+        loaded = with_plugin_servers(loaded, plugins, env, trusted=trust.trusted)
+        skills = _with_plugin_skills(skills, plugins, home, peri_home, workspace)
+        commands = _commands(home, workspace, skills, plugins)
     settings, rules = loaded.settings, ruleset_from_layers(loaded.layers)
     _rules(spec, rules)
-    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *rules.problems]
-    warnings += hook_config_from_layers(loaded.layers).problems
+    warnings = [*loaded.warnings, *trust.warnings, *skills.warnings(), *commands.warnings()]
+    warnings += [*rules.problems, *plugins.warnings()]
+    warnings += hook_config(loaded, plugins).problems
     if not trust.ask and (line := trust.warning()):
         warnings.append(line)
     provider_name = choose_provider(spec.provider, settings, env)
@@ -156,7 +212,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         settings=settings,
         store=SessionStore(peri_home, workspace),
         provider_name=provider_name,
-        model=spec.model or settings.model or default_model(provider_name),
+        model=spec.model or model_for(loaded, provider_name) or default_model(provider_name),
         mode=spec.permission_mode or settings.permission_mode,
         max_turns=spec.max_turns,
         warnings=warnings,
@@ -164,6 +220,8 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         loaded=loaded,
         mode_from_flag=spec.permission_mode is not None,
         skills=skills,
+        custom_commands=commands,
+        plugins=plugins,
         rules=rules,
         interactive=spec.interactive,
         append_system=spec.append_system,

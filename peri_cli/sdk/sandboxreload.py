@@ -54,11 +54,15 @@ def reread(
     """The layers again: the watched files as they are now, and the layers that are not files
     (a program's `PeriOptions.sandbox`) as they were. SettingsError for a file gone wrong."""
     fresh, _ = read_layers(workspace, peri_home)
-    kept = [layer for layer in (loaded.layers if loaded else ()) if not _is_file(layer)]
+    # Claude Code's files are kept as read at start (they are not watched), as are the layers
+    # that are not files.
+    kept = [layer for layer in (loaded.layers if loaded else ()) if _rank(layer) != 1]
     layers = [*(layer for layer in fresh if files.get(layer.scope) == layer.path), *kept]
-    # lowest first, as read at start; in a scope a program's own object after the file
-    return sorted(layers, key=lambda layer: (ALL_SCOPES.index(layer.scope), not _is_file(layer)))
+    # lowest first, as read at start: in a scope Claude Code's file, Peri's, a program's object
+    return sorted(layers, key=lambda layer: (ALL_SCOPES.index(layer.scope), _rank(layer)))
 
 
-def _is_file(layer: SettingsLayer) -> bool:
-    return not str(layer.path).startswith("<")
+def _rank(layer: SettingsLayer) -> int:
+    if layer.claude_code:
+        return 0
+    return 2 if str(layer.path).startswith("<") else 1

@@ -5,10 +5,11 @@ by the program's `can_use_tool`, or denied). Events go to `emit`, the `result` l
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 from peri_cli.agent.attachments import AttachContext, attach, mentions
+from peri_cli.agent.custom_command import command_turn
 from peri_cli.agent.host import CommandError
 from peri_cli.agent.sessionstart import run_session_start
 from peri_cli.agent.subagents import SubagentManager
@@ -17,6 +18,7 @@ from peri_cli.base.events import PermissionRequested
 from peri_cli.base.messages import ImagePart
 from peri_cli.base.textsafe import visible
 from peri_cli.extensions.commands import parse_command
+from peri_cli.extensions.custom_commands.catalog import CustomCommand
 from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.commands import HANDLERS
 from peri_cli.sdk.composed import Runtime
@@ -25,6 +27,7 @@ from peri_cli.sdk.translate import Translator
 from peri_cli.session.transcript import MessageEntry
 
 if TYPE_CHECKING:
+    from peri_cli.agent.loop import Agent
     from peri_cli.mcp.status import ServerStatus
 
 Emit = Callable[[Event], None]
@@ -81,40 +84,60 @@ class PromptRun:
                         agent.hooks, agent.inbox, runtime.session_source
                     ):
                         self.core(notice)
-                expanded = await self._expand(prompt)
-                if expanded is not None:
+                if (custom := self.runtime.custom_commands.find(prompt.strip())) is not None:
+                    await self._with_children(self._custom(*custom, images))
+                elif (expanded := await self._expand(prompt)) is not None:
                     attached = await self._attachments(prompt, images)
-                    await self._with_children(expanded, attached)
+                    await self._with_children(agent.run(expanded, attached))
         except asyncio.CancelledError:
             self.out.error = "cancelled"
 
-    async def _with_children(self, prompt: str, attached: MessageEntry | None) -> None:
+    def _custom(
+        self, command: CustomCommand, arguments: str, images: Images
+    ) -> AsyncIterator[CoreEvent]:
+        """`/name args` of a custom command: its `!` lines, attachments and turn."""
+        pasted = {n: ImagePart(media_type=t, data=d) for n, (t, d) in enumerate(images, 1)}
+        return command_turn(
+            self.agent,
+            command,
+            arguments,
+            workspace=self.runtime.workspace,
+            provider=self.runtime.provider_name,
+            images=pasted,
+        )
+
+    async def _with_children(self, turn: AsyncIterator[CoreEvent]) -> None:
         manager = self.runtime.subagents
         watcher = asyncio.create_task(self._watch_children(manager)) if manager else None
         try:
-            await self._until_quiet(manager, prompt, attached)
+            await self._until_quiet(manager, turn)
         finally:
             if manager is not None:  # what still runs is stopped and marked interrupted
                 await manager.stop_all()
+            if (hooks := self.agent.hooks) is not None:  # and async hooks still running end
+                await hooks.background.stop_all()
+                for notice in hooks.waiting_notices():  # what those that ended last said
+                    self.core(notice)
             if watcher is not None:
                 watcher.cancel()
 
     async def _until_quiet(
-        self, manager: SubagentManager | None, prompt: str, attached: MessageEntry | None
+        self, manager: SubagentManager | None, turn: AsyncIterator[CoreEvent]
     ) -> None:
-        """The prompt's turn, then one more turn per background SubAgent report, until no
-        SubAgent runs or waits and no report is unread (or the turn limit is reached)."""
+        """The prompt's turn, then one more turn per background SubAgent report (or rewake
+        hook's output), until no SubAgent or async hook runs or waits and nothing waking is
+        unread (or the turn limit is reached)."""
         agent = self.agent
-        await self._answered(agent.run(prompt, attached))
-        while manager is not None and self.out.error is None:
+        await self._answered(turn)
+        while self.out.error is None:
             if agent.max_turns is not None and agent.turns >= agent.max_turns:
-                if manager.busy():
+                if manager is not None and manager.busy():
                     self.out.error = f"stopped after {agent.turns} model calls (--max-turns)"
                 return
             if agent.report_waiting:
                 await self._answered(agent.run(None))
-            elif manager.busy():
-                await manager.next_report()
+            elif waits := _waits(manager, agent):
+                await _first(waits)
             else:
                 return
 
@@ -153,6 +176,27 @@ class PromptRun:
         for line in found.skipped:
             self.emit(SystemEvent.of("notice", level="warning", text=line))
         return found.entry()
+
+
+def _waits(manager: SubagentManager | None, agent: Agent) -> list[Coroutine[Any, Any, None]]:
+    """What may still bring a report: background SubAgents, async hooks."""
+    waits: list[Coroutine[Any, Any, None]] = []
+    if manager is not None and manager.busy():
+        waits.append(manager.next_report())
+    if agent.hooks is not None and agent.hooks.background.busy():
+        waits.append(agent.hooks.background.next_done())
+    return waits
+
+
+async def _first(waits: list[Coroutine[Any, Any, None]]) -> None:
+    """Until the first of `waits` is over (the others are cancelled)."""
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def watch_mcp(runtime: Runtime, emit: Emit) -> Callable[[], None] | None:

@@ -121,7 +121,7 @@ class Bridge:
         try:
             async for event in events:
                 await self.handle(event)
-                self._follow_todos(event)
+                self.follow_todos(event)
                 if isinstance(event, TurnEnded):
                     ended = event
         except asyncio.CancelledError:
@@ -187,8 +187,9 @@ class Bridge:
         if self.assistant is not None:
             await self.assistant.finish()
 
-    def _follow_todos(self, event: Event) -> None:
-        """A TodoWrite call that succeeded sets the task list above the prompt to its input."""
+    def follow_todos(self, event: Event) -> None:
+        """A TodoWrite call that succeeded sets the task list above the prompt (or a SubAgent's
+        pane's) to its input."""
         if self.todos is None:
             return
         if isinstance(event, ToolCall) and event.name == TODO_TOOL:

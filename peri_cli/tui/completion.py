@@ -1,5 +1,5 @@
-"""What the prompt can complete: slash commands (built in, skills, MCP prompts) and `@path`s of
-workspace files. Pure but for the one directory walk, which is cached."""
+"""What the prompt can complete: slash commands (built in, skills, custom commands, MCP prompts)
+and `@path`s of workspace files. Pure but for the one directory walk, which is cached."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from peri_cli.agent.host import ExtraCommand
+from peri_cli.base.textsafe import visible
 from peri_cli.extensions.commands import COMMANDS
 
 SKIP_DIRS = frozenset(
@@ -52,7 +53,8 @@ MAX_DESCRIPTION = 80  # characters of a skill's or prompt's description in the m
 
 def slash_candidates(text: str, extra: Sequence[ExtraCommand] = ()) -> list[Candidate]:
     """Commands whose name starts with what follows the `/`, while the name is being typed:
-    the built-in ones, then skills and MCP prompts (a built-in command wins on a name clash)."""
+    the built-in ones, then skills, custom commands and MCP prompts (a built-in command wins on
+    a name clash)."""
     if not text.startswith("/") or any(c.isspace() for c in text):
         return []
     typed = text[1:]
@@ -75,7 +77,7 @@ def slash_candidates(text: str, extra: Sequence[ExtraCommand] = ()) -> list[Cand
         about = " ".join(c.description.split())
         if len(about) > MAX_DESCRIPTION:
             about = about[: MAX_DESCRIPTION - 1] + "…"
-        kind = "skill" if c.kind == "skill" else "MCP prompt"
+        kind = {"skill": "skill", "mcp": "MCP prompt"}.get(c.kind, visible(c.where))
         found.append(
             Candidate(
                 label=f"/{c.name}" + (f" {c.usage}" if c.usage else ""),

@@ -78,11 +78,18 @@ def hooks_table(
             if hook.applies(trusted)
             else Text("no: workspace not trusted", style="yellow")
         )
+        matcher = safe(hook.matcher or "*")
+        if hook.condition is not None:  # its `if`, a permission rule
+            matcher.append_text(Text(" ").append_text(safe(f"if {hook.condition.text}", "dim")))
+        command = safe(hook.command)
+        if hook.background:
+            command.append(" (async, wakes the agent)" if hook.rewake else " (async)", "dim")
+        where = f"plugin {hook.plugin}" if hook.plugin else str(hook.source)
         table.add_row(
             Text(hook.event),
-            safe(hook.matcher or "*"),
-            safe(hook.command),
-            safe(source_label(str(hook.source), workspace, home), "dim"),
+            matcher,
+            command,
+            safe(source_label(where, workspace, home), "dim"),
             runs,
         )
     return table

@@ -137,9 +137,12 @@ class Sessions:
             files.commands = self.extra_commands
         if runtime.server_questions():
             self.app.run_worker(self._ask_new_servers(), group="servers")
+        if runtime.plugins.missing:
+            self.app.run_worker(self._offer_plugins(), group="plugins")
 
     def extra_commands(self) -> list[ExtraCommand]:
-        """The slash commands of skills the user may run and of the MCP servers' prompts."""
+        """The slash commands of skills the user may run, the custom commands (by the name
+        that reaches each) and the MCP servers' prompts."""
         from peri_cli.agent.host import ExtraCommand
 
         if self.bridge is None:
@@ -149,13 +152,24 @@ class Sessions:
             ExtraCommand(s.name, s.argument_hint, s.description, "skill")
             for s in runtime.skills.for_user()
         ]
-        return [*skills, *runtime.mcp_prompt_commands()]
+        commands = [
+            ExtraCommand(r.call, c.argument_hint, c.description, "command", c.where)
+            for r in runtime.custom_commands.rows()
+            if (c := r.command)
+        ]
+        return [*skills, *commands, *runtime.mcp_prompt_commands()]
 
     async def _ask_new_servers(self) -> None:
         from peri_cli.tui.screens.server_question import ask_new_servers
 
         for line in await ask_new_servers(self.app, self.app.runtime):
             await self.app.notice(line, "warning")
+
+    async def _offer_plugins(self) -> None:
+        from peri_cli.tui.screens.plugin_question import ask_missing_plugins
+
+        for line in await ask_missing_plugins(self.app, self.app.runtime):
+            await self.app.notice(line)
 
     def send_first_prompt(self) -> None:
         """`peri "PROMPT"`: sent once, as soon as a session is attached."""

@@ -16,6 +16,7 @@ from peri_cli.tui.widgets.user_message import UserMessage
 if TYPE_CHECKING:
     from peri_cli.agent.loop import Agent
     from peri_cli.base.events import Event
+    from peri_cli.extensions.custom_commands.catalog import CustomCommand
     from peri_cli.extensions.hooks import SessionStartSource
     from peri_cli.session.transcript import MessageEntry
     from peri_cli.tui.bridge import Bridge
@@ -102,6 +103,9 @@ class Turns:
         message = await self._extension_message(text)
         if message == "":
             return  # a skill or MCP prompt that could not be had (said why)
+        if message is None and (custom := app.runtime.custom_commands.find(text.strip())):
+            await self.run_events(self._custom(*custom), prompt_turn=True)
+            return
         attached = await self._attachments(text)
         await self.run_events(app.agent.run(message or text, attached), prompt_turn=True)
 
@@ -112,6 +116,21 @@ class Turns:
 
         await self.app.conversation.add(UserMessage(f"!{command}"))
         await self.run_events(user_shell(self.app.agent, command), "running your command")
+
+    def _custom(self, command: CustomCommand, arguments: str) -> AsyncIterator[Event]:
+        """A custom command's turn: its `!` lines (asked about as Bash calls), its `@path`s,
+        then the model on its text."""
+        from peri_cli.agent.custom_command import command_turn
+
+        app = self.app
+        return command_turn(
+            app.agent,
+            command,
+            arguments,
+            workspace=app.runtime.workspace,
+            provider=app.runtime.provider_name,
+            images=app.prompt_area.images,
+        )
 
     async def _attachments(self, text: str) -> MessageEntry | None:
         """What the prompt's `@path`s and pasted images attach; says what was left out."""

@@ -189,6 +189,29 @@ async def test_a_custom_type_restricts_tools_and_a_broken_one_is_reported(
     assert child.dynamic_system.startswith("You review code and list problems.")
 
 
+async def test_a_model_alias_without_a_family_runs_on_the_parents_model_and_says_so(
+    workspace: Path,
+) -> None:
+    """Issue 39: `model: sonnet` is Claude Code's alias; a provider without that family (the
+    scripted one, as OpenAI) runs the child on the parent's model, with a note in its state."""
+    agents = workspace / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "quick.md").write_text("---\ndescription: Quick\nmodel: sonnet\n---\nBe quick.\n")
+    catalog = discover_agent_types(workspace, workspace.parent / "nohome")
+    replies = [
+        ScriptedReply(tool_calls=[agent_call("be quick", subagent_type="quick")]),
+        ScriptedReply(text="quick"),
+        ScriptedReply(text="ok"),
+    ]
+    agent, manager, provider = setup(workspace, replies, catalog=catalog)
+    await drive(agent, "go")
+    assert provider.requests[1].model == "scripted" == agent.model  # not the id "sonnet"
+    (child,) = manager.children.values()
+    states = [e for e in load(child.agent.session.path).entries if isinstance(e, AgentStatus)]  # type: ignore[union-attr]
+    (running,) = [s for s in states if s.status == "running"]
+    assert "model alias 'sonnet'" in running.detail and "type quick" in running.detail
+
+
 async def test_background_children_run_together_and_their_reports_wake_the_parent(
     workspace: Path,
 ) -> None:

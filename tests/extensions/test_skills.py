@@ -283,7 +283,7 @@ def test_the_shipped_builtin_skills_load_cleanly() -> None:
         (b"---\nname: x\n---\nbody\n", "description"),
         (b"---\nname: x\ndescription: '   '\n---\n", "description"),
         (b"---\nname: x\ndescription: 42\n---\n", "description"),
-        (b"---\nname: has space\ndescription: d\n---\n", "name"),
+        (b"---\nname: has\tspace\ndescription: d\n---\n", "name"),
         (b"---\nname: ../escape\ndescription: d\n---\n", "name"),
         (b"---\nname: " + b"x" * 65 + b"\ndescription: d\n---\n", "name"),
         (b"---\nname: x\ndescription: !!python/object:os.system d\n---\n", "YAML"),
@@ -302,6 +302,13 @@ def test_malformed_front_matter_is_one_problem(
     assert [s.name for s in catalog.skills] == ["good"]
     assert expected in only_problem(catalog)
     assert catalog.problems[0].path == tmp_path / "bad" / "SKILL.md"
+
+
+def test_a_title_for_a_name_is_known_by_its_folder(tmp_path: Path) -> None:
+    skill_md(tmp_path, "writing-rules", "name: Writing Hookify Rules\ndescription: d")
+    catalog = catalog_of(tmp_path)
+    assert [s.name for s in catalog.skills] == ["writing-rules"]
+    assert catalog.problems == ()
 
 
 def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ def test_what_acts_at_once_while_a_turn_runs() -> None:
     at_once = {name for name, c in REGISTRY.items() if c.immediate}
     assert at_once == {
         "help", "exit", "mode", "model", "context", "agents", "permissions", "hooks", "skills",
-        "mcp", "sandbox", "todos", "output-style",
+        "mcp", "sandbox", "todos", "output-style", "status", "plugin",
     }  # fmt: skip
     invocation = parse_command("/model x")
     assert invocation is not None and commands.immediate(invocation)

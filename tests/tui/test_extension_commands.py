@@ -179,6 +179,22 @@ async def test_hooks_lists_each_hook_and_whether_it_runs(ws: Path, tmp_path: Pat
     app.runtime.close()
 
 
+async def test_hooks_shows_a_hooks_if_condition_and_that_it_runs_async(
+    ws: Path, tmp_path: Path
+) -> None:
+    fields = {"if": "Bash(git commit:*)", "asyncRewake": True}
+    entry = {"matcher": "Bash", "hooks": [{"type": "command", "command": "review.sh", **fields}]}
+    user_settings(tmp_path, hooks={"PostToolUse": [entry]})
+    app = PeriApp(builder(tmp_path), clock=lambda: FIXED_NOW)
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(pilot)
+        await send(pilot, "/hooks")
+        post = row(app, "PostToolUse")
+        assert "Bash if Bash(git commit:*)" in post
+        assert "review.sh (async, wakes the agent)" in post
+    app.runtime.close()
+
+
 # --- /skills and /<skill> ---------------------------------------------------------------------
 
 

@@ -20,24 +20,38 @@ MAX_SKILLS_PER_ROOT = 500
 
 
 def skill_roots(
-    *, home: Path, peri_home: Path, workspace: Path, builtin: Path = BUILTIN_ROOT
+    *,
+    home: Path,
+    peri_home: Path,
+    workspace: Path,
+    builtin: Path = BUILTIN_ROOT,
+    plugins: Sequence[tuple[Path, str]] = (),
 ) -> list[SkillRoot]:
-    """The roots in precedence order: personal before project (as Claude Code), built-in last."""
+    """The roots in precedence order: personal before project (as Claude Code), then the
+    plugins' folders (installed by the user: personal), built-in last."""
     return [
         SkillRoot(home / ".claude" / "skills", "personal", "~/.claude/skills"),
         SkillRoot(home / ".agents" / "skills", "personal", "~/.agents/skills"),
         SkillRoot(peri_home / "skills", "personal", "$PERI_HOME/skills"),
         SkillRoot(workspace / ".claude" / "skills", "project", ".claude/skills"),
         SkillRoot(workspace / ".agents" / "skills", "project", ".agents/skills"),
+        *(SkillRoot(folder, "personal", label) for folder, label in plugins),
         SkillRoot(builtin, "builtin", "built-in"),
     ]
 
 
 def load_skills(
-    *, home: Path, peri_home: Path, workspace: Path, builtin: Path = BUILTIN_ROOT
+    *,
+    home: Path,
+    peri_home: Path,
+    workspace: Path,
+    builtin: Path = BUILTIN_ROOT,
+    plugins: Sequence[tuple[Path, str]] = (),
 ) -> SkillCatalog:
     """Discover every root for this workspace; never raises."""
-    roots = skill_roots(home=home, peri_home=peri_home, workspace=workspace, builtin=builtin)
+    roots = skill_roots(
+        home=home, peri_home=peri_home, workspace=workspace, builtin=builtin, plugins=plugins
+    )
     return discover_skills(roots, workspace=workspace)
 
 

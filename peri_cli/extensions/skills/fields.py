@@ -12,6 +12,9 @@ from peri_cli.extensions.skills.catalog import Skill, SkillProblem, SkillRoot
 from peri_cli.extensions.skills.reading import Refused
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+# A title where a name belongs ("Writing Hookify Rules", in a Claude Code plugin): the skill is
+# known by its folder's name instead, as Claude Code knows it.
+_TITLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._:-]{0,63}")
 _KNOWN_FIELDS = frozenset(
     {
         "name",
@@ -36,6 +39,9 @@ def skill_from_fields(
         warnings.append(SkillProblem(path, root.label, message, skipped=False))
 
     name = fields.get("name", path.parent.name)
+    folder = path.parent.name
+    if isinstance(name, str) and " " in name and _TITLE.fullmatch(name) and _NAME.fullmatch(folder):
+        name = folder  # silently, as Claude Code: its own plugins do this
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise Refused(
             f"invalid name {name!r}: use letters, digits, '-', '_', '.', ':' (at most 64)"
@@ -51,11 +57,11 @@ def skill_from_fields(
         description=description.strip(),
         path=path,
         root=root,
-        allowed_tools=_word_list(fields.get("allowed-tools"), "allowed-tools", warn),
+        allowed_tools=word_list(fields.get("allowed-tools"), "allowed-tools", warn),
         disable_model_invocation=_flag(fields, "disable-model-invocation", False, warn),
         user_invocable=_flag(fields, "user-invocable", True, warn),
-        argument_hint=_hint(fields.get("argument-hint"), warn),
-        arguments=_word_list(fields.get("arguments"), "arguments", warn),
+        argument_hint=hint_text(fields.get("argument-hint"), warn),
+        arguments=word_list(fields.get("arguments"), "arguments", warn),
         extra={k: v for k, v in fields.items() if k not in _KNOWN_FIELDS},
         confined_to=confined_to,
     )
@@ -71,7 +77,7 @@ def _flag(fields: dict[str, Any], key: str, default: bool, warn: Callable[[str],
     return default
 
 
-def _word_list(value: object, key: str, warn: Callable[[str], None]) -> tuple[str, ...]:
+def word_list(value: object, key: str, warn: Callable[[str], None]) -> tuple[str, ...]:
     """A YAML list, or a string split on commas and on spaces outside parentheses (so
     `Bash(git add:*) Read` is two entries)."""
     if value is None:
@@ -99,7 +105,7 @@ def _split_outside_parens(text: str) -> list[str]:
     return words
 
 
-def _hint(value: object, warn: Callable[[str], None]) -> str:
+def hint_text(value: object, warn: Callable[[str], None]) -> str:
     """`argument-hint: [issue]` is a YAML list; the author meant the text `[issue]`."""
     if value is None:
         return ""

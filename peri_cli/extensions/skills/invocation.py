@@ -64,6 +64,33 @@ def expand_arguments(
     `$ARGUMENTS[N]`, and, when the skill declares arguments, `$N` and `$<name>`; plus
     `${CLAUDE_SKILL_DIR}`. Missing positions become empty. Arguments that no placeholder took
     are appended as `ARGUMENTS: …`, so they are never lost."""
+    expanded, used = substitute_arguments(
+        body, arguments, directory=directory, positional=positional, names=names
+    )
+    return with_unused(expanded, arguments, used)
+
+
+def with_unused(text: str, arguments: str, used: bool) -> str:
+    """`text` with `ARGUMENTS: …` appended when no placeholder took the arguments."""
+    if arguments and not used:
+        return text.rstrip("\n") + f"\n\nARGUMENTS: {arguments}"
+    return text
+
+
+def substitute_arguments(
+    body: str,
+    arguments: str,
+    *,
+    directory: Path,
+    positional: bool = False,
+    names: Sequence[str] = (),
+    first: int = 0,
+    keep_missing: bool = False,
+) -> tuple[str, bool]:
+    """`expand_arguments`' substitutions without the appending: (the text, whether any
+    placeholder took the arguments). `first`: the number `$N` counts the first word as (a
+    skill's `$0`, a custom command's `$1`). `keep_missing`: a position with no word stays as
+    written (a custom command's `awk '{print $1}'`, as Claude Code leaves it) instead of empty."""
     try:
         words = shlex.split(arguments)
     except ValueError:  # an unbalanced quote: plain words then
@@ -77,22 +104,27 @@ def expand_arguments(
         alternatives.append(rf"\$(?P<named>{named})(?![\w-])")
     used = False
 
+    def position(m: re.Match[str]) -> int:
+        if (index := m.groupdict().get("index")) is not None:
+            return int(index)
+        if (pos := m.groupdict().get("pos")) is not None:
+            return int(pos) - first
+        named = m.groupdict().get("named")
+        return list(names).index(named) if named is not None else len(words)
+
     def substitute(m: re.Match[str]) -> str:
         nonlocal used
         token = m.group(0)
         if token == "${CLAUDE_SKILL_DIR}":
             return str(directory)
-        used = True
         if token == "$ARGUMENTS":
+            used = True
             return arguments
-        index = m.groupdict().get("index") or m.groupdict().get("pos")
-        if index is not None:
-            return words[int(index)] if int(index) < len(words) else ""
-        named = m.groupdict().get("named")
-        i = list(names).index(named) if named is not None else len(words)
-        return words[i] if i < len(words) else ""
+        i = position(m)
+        if 0 <= i < len(words):
+            used = True
+            return words[i]
+        used = used or not keep_missing
+        return token if keep_missing else ""
 
-    expanded = re.sub("|".join(alternatives), substitute, body)
-    if arguments and not used:
-        expanded = expanded.rstrip("\n") + f"\n\nARGUMENTS: {arguments}"
-    return expanded
+    return re.sub("|".join(alternatives), substitute, body), used

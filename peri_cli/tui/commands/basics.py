@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -14,10 +15,13 @@ from peri_cli.tui.commands.registry import command
 from peri_cli.tui.keymap import INPUT, KEYS
 
 if TYPE_CHECKING:
+    from peri_cli.extensions.custom_commands.catalog import CommandRow
     from peri_cli.tui.ports import AppPort
 
+MAX_ABOUT = 120  # characters of a custom command's description in /help
 
-def help_table() -> Table:
+
+def help_table(custom: Sequence[CommandRow] = ()) -> Table:
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
     table.add_column(style="bold cyan")
     table.add_column()
@@ -28,6 +32,14 @@ def help_table() -> Table:
     for c in COMMANDS.values():
         table.add_row(Text(f"/{c.name}{' ' + c.usage if c.usage else ''}"), Text(c.description))
     table.add_row("", "")
+    if custom:
+        table.add_row(
+            Text("Custom commands", style="bold"),
+            Text(".claude/commands, ~/.claude/commands, plugins", style="dim"),
+        )
+        for row in custom:
+            table.add_row(*_custom_row(row))
+        table.add_row("", "")
     table.add_row(Text("In the prompt", style="bold"), "")
     for form, what in INPUT:
         table.add_row(Text(form), Text(what))
@@ -38,9 +50,22 @@ def help_table() -> Table:
     return table
 
 
+def _custom_row(row: CommandRow) -> tuple[Text, Text]:
+    """A custom command: the name that reaches it, and its description and origin (file
+    text, made visible), and what holds its plain name when another does."""
+    command = row.command
+    hint = f" {command.argument_hint}" if command.argument_hint else ""
+    about = Text(visible(" ".join(command.description.split()))[:MAX_ABOUT])
+    about.append(f" ({visible(command.where)})", style="dim")
+    if row.shadowed_by:
+        about.append(f" · shadowed by {visible(row.shadowed_by)}", style="yellow")
+    return Text(visible(f"/{row.call}{hint}")), about
+
+
 @command("help", immediate=True)
 async def show_help(app: AppPort, _arg: str) -> None:
-    await app.conversation.add(Static(help_table(), classes="help"))
+    rows = app.runtime.custom_commands.rows()
+    await app.conversation.add(Static(help_table(rows), classes="help"))
 
 
 @command("exit", immediate=True)

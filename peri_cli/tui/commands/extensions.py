@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from textual.widgets import Static
 
 from peri_cli.base.textsafe import visible
-from peri_cli.extensions.hooks import hook_config_from_layers
+from peri_cli.sdk.plugins import hook_config
 from peri_cli.tui.commands.registry import command
 from peri_cli.tui.ext_views import hooks_table, lines_view, permissions_table, skills_table
 
@@ -45,7 +45,7 @@ async def hooks(app: AppPort, _arg: str) -> None:
     if hooks is not None:
         config, trusted = hooks.config, hooks.trusted
     else:
-        config = hook_config_from_layers(runtime.loaded.layers if runtime.loaded else ())
+        config = hook_config(runtime.loaded, runtime.plugins)
         trusted = runtime.trust is not None and runtime.trust.trusted
     if config.hooks:
         table = hooks_table(

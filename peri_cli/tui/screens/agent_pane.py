@@ -34,6 +34,7 @@ from peri_cli.tui.widgets.approval_dock import ApprovalDock
 from peri_cli.tui.widgets.conversation import Conversation
 from peri_cli.tui.widgets.notice import Level, NoticeLine
 from peri_cli.tui.widgets.status_bar import StatusBar
+from peri_cli.tui.widgets.todo_strip import TodoStrip
 
 if TYPE_CHECKING:
     from peri_cli.tui.agent_board import AgentBoard, ChildInfo, LogItem
@@ -95,6 +96,7 @@ class AgentPane(ModalScreen[None]):
         self.look = look
         self.head = Static("", id="pane-head")
         self.conversation = Conversation(id="agent-conversation", look=look)
+        self.todo_strip = TodoStrip(id="pane-todos", whole="")  # the child's own task list
         self.status = StatusBar(board.clock, id="pane-status")
         self.status.set(**status)
         self.keys = Static(KEYS, id="pane-keys")
@@ -104,6 +106,7 @@ class AgentPane(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         yield self.head
         yield self.conversation
+        yield self.todo_strip
         yield self.status
         yield self.keys
 
@@ -133,12 +136,14 @@ class AgentPane(ModalScreen[None]):
     async def _show_child(self, snapshot: list[LogItem]) -> None:
         await self.conversation.clear_screen()
         self.status.idle()
+        self.todo_strip.show(None)  # (another child's list went with its pane)
         self._bridge = Bridge(
             self.conversation,
             self.status,
             self.cost_of,
             approvals=self.approvals,
             look=self.look,
+            todos=self.todo_strip,
         )
         info = self.info
         self._draw_head()
@@ -158,7 +163,10 @@ class AgentPane(ModalScreen[None]):
                 await self._show(queue.get_nowait())
 
     async def _show_transcript(self, path: Path) -> None:
-        """A child of a resumed session: its record, as a resumed conversation shows one."""
+        """A child of a resumed session: its record, as a resumed conversation shows one, and
+        the task list it kept."""
+        from peri_cli.context.projection import visible_entries
+        from peri_cli.context.todos import latest_todos
         from peri_cli.session.transcript_file import TranscriptError, load
         from peri_cli.tui.items import display_items
 
@@ -168,6 +176,7 @@ class AgentPane(ModalScreen[None]):
             await self.conversation.add(NoticeLine(f"Cannot read its transcript: {e}", "error"))
             return
         await self.conversation.show_items(display_items(entries))
+        self.todo_strip.show(latest_todos(visible_entries(entries)))
         info = self.info
         if info is not None:
             await self._ended(info.state, info.detail)
@@ -186,6 +195,7 @@ class AgentPane(ModalScreen[None]):
             return
         await bridge.handle(event)
         if not isinstance(event, TextDelta | ThinkingDelta):  # (not once per streamed token)
+            bridge.follow_todos(event)
             self._draw_head()
 
     async def _ended(self, state: str, detail: str) -> None:

@@ -50,9 +50,10 @@ class TodoStrip(Widget):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, whole: str = " · /todos") -> None:
         super().__init__(id=id)
         self.todos: list[TodoItem] = []
+        self.whole = whole  # where the folded rows are (a SubAgent's pane has no /todos)
         self.display = False
 
     def show(self, todos: Sequence[TodoItem] | None) -> None:
@@ -70,5 +71,5 @@ class TodoStrip(Widget):
         lines = [head, *todo_rows(self.todos[first:end], width)]
         if first or end < len(self.todos):
             more = f"{first} done above, " if first else ""
-            lines.append(Content.styled(f"{more}{len(self.todos) - end} more · /todos", "dim"))
+            lines.append(Content.styled(f"{more}{len(self.todos) - end} more{self.whole}", "dim"))
         return Content("\n").join(line.truncate(width, ellipsis=True) for line in lines)
