@@ -5,10 +5,11 @@ project ones as it treats `.peri/` (`permissions/trust.py`): they loosen nothing
 
 Only what Peri shares with Claude Code's shape is read: `model` (through `claude_model`, and
 only with the Anthropic provider: `model_for`), `permissions` (its rules, and `defaultMode`
-mapped to Peri's mode), `hooks` and `sandbox`. Every other key or sub-key is ignored without a
-warning: the file is Claude Code's, and its own keys are no mistake. A wrong type drops that key
-with one warning naming the file; a file that cannot be read (bad JSON, too large, a FIFO, a
-directory, a project file that leads out of the workspace) is a warning and Peri starts.
+mapped to Peri's mode), `hooks`, `sandbox`, `statusLine` and `outputStyle` (and the plugins'
+keys). Every other key or sub-key is ignored without a warning: the file is Claude Code's, and
+its own keys are no mistake. A wrong type drops that key with one warning naming the file; a
+file that cannot be read (bad JSON, too large, a FIFO, a directory, a project file that leads out
+of the workspace) is a warning and Peri starts.
 `claudeCodeSettings: false` in the user's own Peri settings, or PERI_CLAUDE_CODE_SETTINGS=0,
 turns all this off; a project file cannot (it could drop the user's Claude Code deny rules).
 """
@@ -53,7 +54,14 @@ MODES: Mapping[str, str] = {
 }
 RULE_KEYS = ("allow", "ask", "deny")
 # Keys read as they are written, Peri's shape being Claude Code's.
-SHARED_KEYS = ("hooks", "sandbox", "enabledPlugins", "extraKnownMarketplaces")
+SHARED_KEYS = (
+    "hooks",
+    "sandbox",
+    "enabledPlugins",
+    "extraKnownMarketplaces",
+    "statusLine",
+    "outputStyle",
+)
 _SCOPE_ORDER: Mapping[str, int] = {"user": 0, "project": 1, "local": 2}
 
 # Claude Code's model aliases (and its `[1m]` suffix): names no provider knows as such.

@@ -9,7 +9,7 @@ import pytest
 
 from peri_cli.agent.workspace import settle
 from peri_cli.base.settings import StatusLineSettings, load_settings
-from tests.permissions.test_trust import load, local, loosenings, project, user
+from tests.permissions.test_trust import load, local, loosenings, project, user, write_json
 
 
 @pytest.fixture
@@ -65,3 +65,24 @@ def test_the_setting_is_checked_like_any_other(ws: Path, peri_home: Path) -> Non
     loaded = load_settings(ws, peri_home, {})
     assert loaded.settings.statusLine.padding == 2
     assert any("statusLine.other" in w for w in loaded.warnings)
+
+
+def test_claude_codes_own_files_carry_it_under_the_same_rules(
+    ws: Path, peri_home: Path, home: Path
+) -> None:
+    """The status line most Claude Code users keep in `~/.claude/settings.json` works as it is
+    (a sub-key Peri does not know ignored without a word); a project's `.claude/settings.json`
+    is a repository's file like `.peri/settings.json`, and its output style applies as one."""
+    mine = {"type": "command", "command": "mine", "padding": 1, "refreshInterval": 5}
+    write_json(home / ".claude" / "settings.json", {"statusLine": mine})
+    repo = {"type": "command", "command": "repo's"}
+    path = write_json(
+        ws / ".claude" / "settings.json", {"statusLine": repo, "outputStyle": "Explanatory"}
+    )
+    loaded, state = load(ws, peri_home, home)
+    assert loaded.settings.statusLine == StatusLineSettings(command="mine", padding=1)
+    assert loaded.settings.outputStyle == "Explanatory"
+    assert not any("refreshInterval" in w for w in loaded.warnings)
+    (item,) = state.loosenings
+    assert item.kind == "status_line" and item.settings == ((path, "statusLine"),)
+    assert settle(loaded, {}, trusted=True).settings.statusLine.command == "repo's"
