@@ -13,6 +13,7 @@ from peri_cli.base.textsafe import visible
 from peri_cli.extensions.output_styles import (
     DEFAULT_NAME,
     StyleCatalog,
+    StyleSource,
     choose_style,
     load_styles,
     save_output_style,
@@ -20,10 +21,15 @@ from peri_cli.extensions.output_styles import (
 )
 from peri_cli.extensions.statusline import StatusInfo, StatusLineShown, run_status_line
 from peri_cli.permissions.rulefile import RuleFileError
+from peri_cli.sdk.plugins import folders
 
 if TYPE_CHECKING:
     from peri_cli.base.settings import Settings
+    from peri_cli.extensions.plugins.active import ActivePlugins
     from peri_cli.session.store import Session
+
+
+KIND = "outputStyles"  # a plugin's part kind (`extensions/plugins/parts.py`)
 
 
 class StyleSide:
@@ -36,14 +42,17 @@ class StyleSide:
         session: Session | None
         warnings: list[str]
         model: str
+        plugins: ActivePlugins
 
         @property
         def context_window(self) -> int: ...
 
     def output_styles(self) -> StyleCatalog:
-        """Every output style as the files say now (a plugin adds its folder to the sources)."""
+        """Every output style as the files say now: the project's, the user's, then each enabled
+        plugin's `output-styles/` (listed as `plugin:<name>@<marketplace>`)."""
         home = Path(self.env.get("HOME", str(Path.home())))
-        return load_styles(style_sources(self.workspace, home))
+        plugins = [StyleSource(d, f"plugin:{key}", d) for d, key in folders(self.plugins, KIND)]
+        return load_styles([*style_sources(self.workspace, home), *plugins])
 
     def style_inputs(self) -> dict[str, Any]:
         """What a new session's snapshot takes of the style `outputStyle` names; the files

@@ -1,15 +1,21 @@
 """Output styles end to end (CONTRACT §12): the real `peri -p`, the real SDKs, the fake model
 server. The style's text is in the frozen system prompt; changing `outputStyle` mid-session
 changes nothing for that session (a resume sends the same bytes, `/clear` says it waits) while
-the next new session takes the new style; an unknown name warns and the default is used."""
+the next new session takes the new style; an unknown name warns and the default is used; an
+enabled plugin's `output-styles/` is one more source."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
+
+import pytest
 
 from peri_cli.context.snapshot import base_section
 from peri_cli.session.transcript_file import load
 from tests.e2e.conftest import Peri, system_text
+from tests.e2e.test_plugins_e2e import MARKET, added, git, installed
 
 
 def style(peri: Peri, filename: str, text: str) -> None:
@@ -74,3 +80,26 @@ def test_an_unknown_style_warns_and_the_default_prompt_is_sent(peri: Peri) -> No
     assert "Traceback" not in done.stderr
     system = system_text(peri.model_calls()[0])
     assert system.startswith(base_section("identity")) and "# Output style" not in system
+
+
+@pytest.fixture
+def market(tmp_path: Path) -> Path:
+    """The fixture marketplace (tests/fixtures/plugins/market) as a git repository."""
+    repo = tmp_path / "market"
+    shutil.copytree(MARKET, repo)
+    git("init", "-q", "-b", "main", cwd=repo)
+    git("add", "-A", cwd=repo)
+    git("commit", "-qm", "plugins", cwd=repo)
+    return repo
+
+
+def test_an_enabled_plugins_output_style_can_be_chosen(peri: Peri, market: Path) -> None:
+    added(peri, market)
+    installed(peri, "peri-skill")
+    choose(peri, "haiku")
+    peri.server.set_script([{"text": "five seven five"}])
+    result = peri.json("-p", "hello")
+    assert result["result"] == "five seven five", result
+    system = system_text(peri.model_calls()[0])
+    assert "# Output style: Haiku\n\nHAIKU-STYLE-MARKER" in system
+    assert base_section("working") not in system  # keep-coding-instructions unset: false
