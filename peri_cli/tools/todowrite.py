@@ -32,7 +32,7 @@ class TodoWriteTool(PydanticTool[TodoParams]):
     name = TODO_TOOL
     kind: ToolKind = "read"  # changes no file and runs nothing: no mode or rule asks about it
     params = TodoParams
-    traits = ToolTraits(editor_kind="think")
+    traits = ToolTraits(card_arg="todos", editor_kind="think")
 
     def description(self) -> str:
         return _description()

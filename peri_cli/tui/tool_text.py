@@ -58,6 +58,8 @@ def main_arg(name: str, tool_input: dict[str, Any], look: ToolLook) -> str | Non
     """The argument that says what a call does (a path shown where it really lands)."""
     key = look.card_arg(name)
     value = tool_input.get(key) if key else None
+    if isinstance(value, list):  # a list argument (TodoWrite's tasks) by its length
+        return f"{len(value)} item{'' if len(value) == 1 else 's'}"
     if not isinstance(value, str):
         return None
     return shown_path(value, look.workspace) if key in PATH_ARGS else value
