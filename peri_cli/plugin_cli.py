@@ -17,6 +17,7 @@ from peri_cli.sdk.plugins import (
     Staged,
     add_marketplace,
     describe,
+    enabled_table,
     installed,
     marketplace,
     marketplaces,
@@ -173,7 +174,7 @@ def _update_plugin(key: str, peri_home: Path, *, yes: bool) -> int:
 
 
 def _list(peri_home: Path, *, as_json: bool) -> int:
-    enabled = _enabled_table(peri_home)
+    enabled = enabled_table(_settings_file(peri_home))
     rows = [
         {
             "name": i.key,
@@ -225,15 +226,6 @@ def _print_rows(
     for row in rows if not as_json else []:
         print(visible(line(row)))
     return EXIT_OK
-
-
-def _enabled_table(peri_home: Path) -> dict[str, bool]:
-    try:
-        data = json.loads(_settings_file(peri_home).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    table = data.get("enabledPlugins") if isinstance(data, dict) else None
-    return {k: v for k, v in (table or {}).items() if isinstance(v, bool)}
 
 
 def main(argv: Sequence[str]) -> int:

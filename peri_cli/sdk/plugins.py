@@ -32,6 +32,7 @@ from peri_cli.extensions.plugins.manifest import PLUGIN_FILE
 from peri_cli.extensions.plugins.parts import describe
 from peri_cli.extensions.plugins.registry import (
     PluginError,
+    enabled_table,
     installed,
     marketplaces,
     set_enabled,
@@ -45,6 +46,7 @@ __all__ = [
     "active_plugins",
     "add_marketplace",
     "describe",
+    "enabled_table",
     "folders",
     "hook_config",
     "installed",

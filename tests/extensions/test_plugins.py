@@ -19,6 +19,7 @@ from peri_cli.extensions.plugins.manifest import (
     read_plugin_manifest,
 )
 from peri_cli.extensions.plugins.parts import describe, read_parts
+from peri_cli.extensions.plugins.registry import installed
 
 
 def write(path: Path, text: str) -> Path:
@@ -123,3 +124,9 @@ def test_what_a_plugin_brings_is_shown_with_its_control_characters_visible(tmp_p
     shown = describe(read_parts(root, "p@m", "p"))
     assert "\x1b" not in shown and "\x07" not in shown
     assert "nice" in shown and "wipe" in shown
+
+
+def test_a_hand_written_entry_in_installed_json_is_passed_over(tmp_path: Path) -> None:
+    entries = {"a@": {}, "../x@m": {}, "ok@m": {"version": "1"}, "b@m": "nonsense"}
+    write(tmp_path / "plugins" / "installed.json", json.dumps(entries))
+    assert list(installed(tmp_path)) == ["ok@m"]

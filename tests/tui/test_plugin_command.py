@@ -46,6 +46,8 @@ async def test_browse_install_and_disable(tmp_path: Path) -> None:
         await until(pilot, lambda: not app.busy, what="the command")
         settings = json.loads((runtime.peri_home / "settings.json").read_text())
         assert settings["enabledPlugins"] == {KEY: True}
+        await send(pilot, "/plugin")
+        assert f"{KEY}  enabled" in screen_text(app).replace("\n", "")  # as it is now
         await send(pilot, f"/plugin disable {KEY}")
         settings = json.loads((runtime.peri_home / "settings.json").read_text())
         assert settings["enabledPlugins"] == {KEY: False}

@@ -20,7 +20,7 @@ from peri_cli.context.workstate import (
     working_state_text,
 )
 from peri_cli.permissions.shell_removes import removed_paths
-from peri_cli.session.children import list_children
+from peri_cli.session.store import AGENTS_DIR
 from peri_cli.session.transcript import MessageEntry
 from peri_cli.session.transcript_file import TranscriptError, load
 
@@ -51,18 +51,20 @@ def subagent_files(
     """What each SubAgent started in these entries changed, read from its own transcript, by the
     id of the Agent call that started it (its changes join the log where that call stands)."""
     calls = {u.id for e in entries for u in e.message.tool_uses if u.name == "Agent"}
+    folder = session_dir / AGENTS_DIR
     found: dict[str, list[FileChange]] = {}
-    for child in list_children(session_dir) if calls else []:
-        if child.ref.tool_use_id not in calls:
-            continue
+    for path in sorted(folder.glob("*.jsonl")) if calls and folder.is_dir() else []:
         try:
-            loaded = load(child.path)
+            loaded = load(path)  # each child's transcript read once
         except (TranscriptError, OSError):
             continue
+        ref = loaded.header.agent
+        if ref is None or ref.tool_use_id not in calls:
+            continue
         own = [e for e in loaded.entries if isinstance(e, MessageEntry)]
-        by = f"SubAgent {child.id[:8]} ({child.ref.type})"
+        by = f"SubAgent {loaded.header.session_id[:8]} ({ref.type})"
         files = work_log(own, removes=removed_paths).files
-        found[child.ref.tool_use_id] = [FileChange(f.path, f.action, by) for f in reversed(files)]
+        found[ref.tool_use_id] = [FileChange(f.path, f.action, by) for f in reversed(files)]
     return found
 
 

@@ -11,7 +11,6 @@ import re
 import stat
 from pathlib import Path
 
-MAX_FILES = 5_000
 MAX_HASHED_BYTES = 64 << 20  # a larger file is fingerprinted by its size and time
 _RUNS = re.compile(rb"!`[^`\n]*`|^allowed-tools:.*$", re.MULTILINE)
 SKIPPED = {".git"}
@@ -44,9 +43,7 @@ def _files(root: Path) -> list[Path]:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED)
         for name in sorted(files):
-            out.append(Path(folder) / name)
-            if len(out) >= MAX_FILES:
-                return out
+            out.append(Path(folder) / name)  # every file: one left out could change unseen
         for d in dirs:
             if (Path(folder) / d).is_symlink():
                 out.append(Path(folder) / d)  # os.walk does not follow it; its target counts

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from peri_cli.extensions.plugins.manifest import valid_name
 from peri_cli.permissions.rulefile import RuleFileError, edit_settings_file
 
 PLUGINS_DIR = "plugins"
@@ -107,9 +108,9 @@ def installed(peri_home: Path) -> dict[str, Installed]:
     data = read_object(plugins_dir(peri_home) / INSTALLED_FILE)
     out: dict[str, Installed] = {}
     for key, entry in data.items():
-        if not isinstance(entry, dict) or "@" not in key:
-            continue
-        name, marketplace = split_key(key)
+        name, _, marketplace = key.partition("@")
+        if not (isinstance(entry, dict) and valid_name(name) and valid_name(marketplace)):
+            continue  # an entry written by hand, or by something else: not a plugin here
         prints = entry.get("fingerprint")
         out[key] = Installed(
             key,
@@ -142,3 +143,12 @@ def set_enabled(settings_file: Path, key: str, enabled: bool | None) -> None:
         data["enabledPlugins"] = table
 
     edit_object(settings_file, change)
+
+
+def enabled_table(settings_file: Path) -> dict[str, bool]:
+    """`enabledPlugins` as the user's settings file holds it now (empty when unreadable)."""
+    try:
+        table = read_object(settings_file).get("enabledPlugins")
+    except PluginError:
+        return {}
+    return {k: v for k, v in (table or {}).items() if isinstance(v, bool)}

@@ -15,6 +15,7 @@ from peri_cli.extensions.plugins.install import marketplace, stage, uninstall
 from peri_cli.extensions.plugins.parts import describe
 from peri_cli.extensions.plugins.registry import (
     PluginError,
+    enabled_table,
     installed,
     marketplaces,
     set_enabled,
@@ -58,7 +59,7 @@ async def plugin(app: AppPort, arg: str) -> None:
 
 def _browse(app: AppPort, home: Path) -> Text:
     have = installed(home)
-    enabled = app.runtime.settings.enabledPlugins
+    enabled = enabled_table(home / "settings.json")  # as it is now, not at the start
     text = Text()
     known = marketplaces(home)
     if not known:
