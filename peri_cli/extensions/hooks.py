@@ -39,7 +39,7 @@ MATCHED_ON: dict[str, str] = {
     "SessionStart": "source",
     "PreCompact": "trigger",
 }
-DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code
+DEFAULT_TIMEOUT = 600.0  # seconds: Claude Code gives command hooks 10 minutes
 _SIMPLE_MATCHER = re.compile(r"[A-Za-z0-9_|]+")
 
 SessionStartSource = Literal["startup", "resume", "clear", "compact"]

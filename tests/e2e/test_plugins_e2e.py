@@ -200,3 +200,17 @@ def test_a_plugins_commands_run_as_name_and_plugin_name(peri: Peri, market: Path
     ):
         assert not peri.json("-p", typed)["is_error"], typed
         assert texts(peri.model_calls()[-1])[-1] == expected, typed
+
+
+def test_a_plugin_commands_own_script_runs_under_its_allowed_tools(
+    peri: Peri, market: Path
+) -> None:
+    """A `!` line that runs the plugin's own script (`"${CLAUDE_PLUGIN_ROOT}/scripts/x.sh"`,
+    as Claude Code's ralph-loop does) is covered by an `allowed-tools` rule naming that script
+    through the same variable: the rule is filled in as the line is."""
+    added(peri, market)
+    installed(peri, "peri-commands")
+    peri.server.set_script([{"text": "hi"}])
+    result = peri.json("-p", "/greet world")
+    assert not result["is_error"] and result["permission_denials"] == [], result
+    assert texts(peri.model_calls()[-1])[-1] == "Greeting: GREET-MARKER world\n"

@@ -90,8 +90,8 @@ def test_hooks_load_from_settings_and_bad_entries_are_reported() -> None:
     found, problems = hooks_from_settings(value, USER)
     assert [(x.event, x.matcher, x.command, x.timeout) for x in found] == [
         ("PreToolUse", "Bash", "check.sh", 5.0),
-        ("PreToolUse", "Edit|Write", "fmt.sh", 60.0),
-        ("Stop", "", "tests.sh", 60.0),
+        ("PreToolUse", "Edit|Write", "fmt.sh", 600.0),
+        ("Stop", "", "tests.sh", 600.0),
     ]
     assert len(problems) == 8
     assert all(p.startswith(USER.path + ": hooks") for p in problems)

@@ -35,6 +35,7 @@ async def test_browse_install_and_disable(tmp_path: Path) -> None:
         await until(pilot, lambda: isinstance(app.screen, PluginQuestionScreen), what="question")
         shown = screen_text(app)
         assert "Install a plugin?" in shown and "mcpServers" in shown
+        assert "Esc: nothing is" in shown and "asked again" not in shown  # wraps at 60
         await pilot.press("enter")  # Enter alone: no
         await until(pilot, lambda: not isinstance(app.screen, PluginQuestionScreen))
         await until(pilot, lambda: "not installed." in screen_text(app), what="refusal")
@@ -79,6 +80,7 @@ async def test_a_trusted_project_offers_its_plugin_once(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: "enable it" in screen_text(app), what="the offer")
         assert isinstance(app.screen, PluginQuestionScreen) and "plugin-time" in screen_text(app)
+        assert "asked again next time" in screen_text(app)  # Esc here: offered at the next start
         await pilot.press("2")  # no: remembered
         await until(pilot, lambda: not isinstance(app.screen, PluginQuestionScreen))
     app.runtime.close()

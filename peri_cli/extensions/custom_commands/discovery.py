@@ -26,6 +26,7 @@ from peri_cli.extensions.custom_commands.catalog import (
     CommandSource,
     CustomCommand,
 )
+from peri_cli.extensions.custom_commands.expansion import fill_variables
 from peri_cli.extensions.skills.fields import hint_text, word_list
 
 COMMANDS_SUBDIR = Path(".claude") / "commands"
@@ -184,7 +185,11 @@ def _read_command(
         path=path,
         description=_text(fields, "description", warnings) or first_line,
         argument_hint=hint_text(fields.get("argument-hint"), warnings.append),
-        allowed_tools=word_list(fields.get("allowed-tools"), "allowed-tools", warnings.append),
+        # filled in as the `!` lines are, so a rule can name the plugin's own script
+        allowed_tools=tuple(
+            fill_variables(rule, source.variables)
+            for rule in word_list(fields.get("allowed-tools"), "allowed-tools", warnings.append)
+        ),
         model=_text(fields, "model", warnings) or None,
     )
 

@@ -43,6 +43,15 @@ class Expanded:
         return "".join(p if isinstance(p, str) else next(given, "") for p in self.pieces)
 
 
+def fill_variables(text: str, variables: Mapping[str, str] | None) -> str:
+    """`text` with each `${NAME}` of `variables` (a plugin's `${CLAUDE_PLUGIN_ROOT}`) filled in;
+    other `${...}` stay for the shell."""
+    if not variables:
+        return text
+    names = "|".join(re.escape(n) for n in variables)
+    return re.sub(rf"\$\{{({names})\}}", lambda m: variables[m.group(1)], text)
+
+
 def expand_command(
     body: str,
     arguments: str,
@@ -56,9 +65,7 @@ def expand_command(
     `awk '{print $1}'` in a command's text survives) in the text and in each `!` line;
     arguments no placeholder took are appended as `ARGUMENTS: …`."""
     where = directory or Path()
-    if variables:
-        names = "|".join(re.escape(n) for n in variables)
-        body = re.sub(rf"\$\{{({names})\}}", lambda m: variables[m.group(1)], body)
+    body = fill_variables(body, variables)
     pieces: list[str | Shell] = []
     used = False
     last = 0

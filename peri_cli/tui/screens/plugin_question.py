@@ -34,6 +34,8 @@ class PluginQuestionScreen(YesNoScreen):
         super().__init__()
         self.key, self.described, self.problems = key, described, problems
         self.by_project = by_project
+        if not by_project:  # /plugin install: Esc is a no; a project's offer comes back next start
+            self.ESC_MEANS = "Esc: nothing is installed"
 
     def body(self) -> Text:
         text = Text()

@@ -59,6 +59,7 @@ class YesNoScreen(ModalScreen[bool | None]):
     # The choice selected when the question opens (what Enter alone answers).
     START: ClassVar[int] = 0
     ID = "question"  # the ids of the parts: <ID>-body, <ID>-choices, <ID>-help
+    ESC_MEANS: str = "Esc decides later (asked again next time)"  # the help line's end
 
     selected = reactive(0)
 
@@ -79,7 +80,7 @@ class YesNoScreen(ModalScreen[bool | None]):
                 yield hint
                 yield Static(self._choices(), id=f"{self.ID}-choices", classes="choices")
                 yield Static(
-                    Text("↑↓ Enter, or 1 / 2 (y / n); Esc decides later (asked again next time)"),
+                    Text(f"↑↓ Enter, or 1 / 2 (y / n); {self.ESC_MEANS}"),
                     id=f"{self.ID}-help",
                     classes="help",
                 )
