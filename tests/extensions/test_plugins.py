@@ -130,3 +130,25 @@ def test_a_hand_written_entry_in_installed_json_is_passed_over(tmp_path: Path) -
     entries = {"a@": {}, "../x@m": {}, "ok@m": {"version": "1"}, "b@m": "nonsense"}
     write(tmp_path / "plugins" / "installed.json", json.dumps(entries))
     assert list(installed(tmp_path)) == ["ok@m"]
+
+
+def test_a_plugin_past_the_size_cap_is_refused_before_a_copy(tmp_path: Path) -> None:
+    """A marketplace entry can point at a folder of any size: past 256 MiB (a sparse file, so
+    the test writes nothing) the install stops before one byte is copied into PERI_HOME."""
+    from peri_cli.extensions.plugins.install import MAX_PLUGIN_BYTES, add_marketplace, stage
+    from peri_cli.extensions.plugins.registry import PluginError
+
+    market = tmp_path / "market"
+    plugin = {"name": "big", "source": "./plugins/big"}
+    write(
+        market / ".claude-plugin/marketplace.json", json.dumps({"name": "m", "plugins": [plugin]})
+    )
+    write(market / "plugins/big/.claude-plugin/plugin.json", json.dumps({"name": "big"}))
+    with open(market / "plugins/big/blob.bin", "wb") as blob:
+        blob.truncate(MAX_PLUGIN_BYTES + 1)
+    home = tmp_path / "home"
+    add_marketplace(home, str(market), cwd=tmp_path)
+    with pytest.raises(PluginError, match="larger than 256 MiB; not installed"):
+        stage(home, "big@m")
+    staged = list((home / "plugins").rglob("blob.bin"))
+    assert staged == []

@@ -43,6 +43,10 @@ from peri_cli.extensions.plugins.registry import (
 )
 
 GIT_TIMEOUT = 300
+# A plugin is commands, scripts and a server or two; past these it is refused before a copy fills
+# the disk (a marketplace entry can point at any folder of a large repository).
+MAX_PLUGIN_BYTES = 256 * 1024 * 1024
+MAX_PLUGIN_FILES = 20_000
 STALE_SECONDS = 3600
 _OWNER_REPO = re.compile(r"[\w.-]+/[\w.-]+")
 
@@ -222,6 +226,7 @@ def _copy(source: Path, dest: Path) -> None:
     """The plugin's files; a symlink that leads out of it is left out (it would read what the
     plugin does not hold), `.git` too."""
     root = source.resolve()
+    _check_size(source)
 
     def ignore(folder: str, names: list[str]) -> list[str]:
         out = [n for n in names if n == ".git"]
@@ -237,6 +242,26 @@ def _copy(source: Path, dest: Path) -> None:
         shutil.copytree(source, dest, symlinks=True, ignore=ignore)
     except (OSError, shutil.Error) as e:
         raise PluginError(f"could not copy the plugin: {e}") from None
+
+
+def _check_size(source: Path) -> None:
+    """Refuse a plugin folder over MAX_PLUGIN_BYTES or MAX_PLUGIN_FILES (`.git` left out, as
+    the copy leaves it), counted before anything is copied."""
+    size = files = 0
+    for folder, dirs, names in os.walk(source):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for n in names:
+            with contextlib.suppress(OSError):
+                size += os.lstat(os.path.join(folder, n)).st_size
+            files += 1
+            if files > MAX_PLUGIN_FILES:
+                raise PluginError(
+                    f"the plugin has more than {MAX_PLUGIN_FILES:,} files; not installed"
+                )
+            if size > MAX_PLUGIN_BYTES:
+                raise PluginError(
+                    f"the plugin is larger than {MAX_PLUGIN_BYTES // 2**20} MiB; not installed"
+                )
 
 
 def uninstall(peri_home: Path, key: str) -> None:
