@@ -3,6 +3,7 @@ and `@path`s of workspace files. Pure but for the one directory walk, which is c
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -88,6 +89,24 @@ def slash_candidates(text: str, extra: Sequence[ExtraCommand] = ()) -> list[Cand
             )
         )
     return found
+
+
+_COMMAND_WORD = re.compile(r"/([A-Za-z][\w-]*)(?:\s|$)")
+
+
+def near_command(text: str, extra: Sequence[ExtraCommand] = ()) -> str | None:
+    """The command `text` was probably meant to be (`/comapct` → "compact"), when it begins
+    with a `/word` that is no command but is close to one; None otherwise. A path
+    (`/etc/hosts`: a second `/`) or a word near nothing goes to the model as typed."""
+    found = _COMMAND_WORD.match(text)
+    if found is None:
+        return None
+    word = found.group(1)
+    names = [*COMMANDS, *(c.name for c in extra)]
+    if word in names:
+        return None
+    close = difflib.get_close_matches(word.lower(), names, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 def at_token(text: str, cursor: int) -> tuple[int, str] | None:

@@ -41,6 +41,7 @@ class Turns:
         self.queue: list[str] = []
         self.turn: asyncio.Task[None] | None = None
         self.dispatching = False
+        self._mistyped: str | None = None  # a `/word` near a command, asked about once
 
     @property
     def running(self) -> bool:
@@ -95,6 +96,8 @@ class Turns:
         if text.startswith("!") and text[1:].strip():
             await self._shell(text[1:].strip())
             return
+        if await self._asked_if_mistyped(text):
+            return
         await app.conversation.add(UserMessage(text))
         problem = no_key_problem(app.runtime)
         if problem:
@@ -108,6 +111,28 @@ class Turns:
             return
         attached = await self._attachments(text)
         await self.run_events(app.agent.run(message or text, attached), prompt_turn=True)
+
+    async def _asked_if_mistyped(self, text: str) -> bool:
+        """`/comapct`: put it back in the prompt and ask "did you mean /compact?" instead of
+        sending it; the same text sent again right away goes to the model as typed."""
+        from peri_cli.tui.completion import near_command
+
+        app = self.app
+        files = app.prompt_area.files
+        meant = near_command(text, files.commands() if files else ())
+        if meant is None or self._mistyped == text:
+            self._mistyped = None
+            return False
+        self._mistyped = text
+        if not app.prompt_area.text:
+            app.prompt_area.set_text(text)
+        word = text.split(maxsplit=1)[0]
+        await app.notice(
+            f"{word} is not a command. Did you mean /{meant}? "
+            "(Enter again sends it to the model as typed.)",
+            "warning",
+        )
+        return True
 
     async def _shell(self, command: str) -> None:
         """`!command`: run it in the workspace as the user (no approval); the model sees the

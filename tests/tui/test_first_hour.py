@@ -1,0 +1,38 @@
+"""What a new user stumbled on in their first hour (issue 42), each as the TUI shows it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
+from peri_cli.tui.app import PeriApp
+from peri_cli.tui.completion import near_command
+
+from .harness import FIXED_NOW, make_runtime, screen_text, send, until
+
+
+def test_a_word_near_a_command_is_caught_and_a_path_is_not() -> None:
+    assert near_command("/comapct") == "compact"
+    assert near_command("/contxt please") == "context"
+    assert near_command("/compact") is None  # a command is no typo
+    assert near_command("/etc/hosts is odd") is None  # a path goes to the model
+    assert near_command("/zzzzzz") is None  # near nothing
+    assert near_command("what about /comapct") is None  # only at the start
+
+
+async def test_a_mistyped_command_asks_and_a_second_enter_sends_it(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, [ScriptedReply(text="ok"), ScriptedReply(text="fine")])
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await send(pilot, "/comapct")
+        shown = screen_text(app)
+        assert "Did you mean" in shown and "/compact?" in shown
+        assert app.prompt_area.text == "/comapct"  # put back to be fixed
+        provider = runtime._provider
+        assert isinstance(provider, ScriptedProvider) and provider.requests == []
+        await pilot.press("enter")  # sent again as it is: the model gets it
+        await until(pilot, lambda: not app.busy and provider.requests != [], what="the turn")
+        await until(pilot, lambda: "ok" in screen_text(app), what="the reply")
+        await send(pilot, "/etc/hosts holds what?")  # a path is never asked about
+        assert len(provider.requests) == 2
+    runtime.close()
