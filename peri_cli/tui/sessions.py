@@ -262,10 +262,8 @@ class Sessions:
     async def _picked(self, result: PickResult | None) -> None:
         app, runtime = self.app, self.app.runtime
         if result is None:
-            if runtime.session is None:  # `peri -r` and nothing picked: a new session
-                runtime.start_new()
-                await self.show()
-                self.send_first_prompt()
+            if runtime.session is None:  # `peri -r` and Esc: the user changed their mind
+                app.exit(0)
             return
         if not result.fork and runtime.session and result.session_id == app.agent.session.id:
             await app.notice("That is the current session.")

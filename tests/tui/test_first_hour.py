@@ -36,3 +36,22 @@ async def test_a_mistyped_command_asks_and_a_second_enter_sends_it(tmp_path: Pat
         await send(pilot, "/etc/hosts holds what?")  # a path is never asked about
         assert len(provider.requests) == 2
     runtime.close()
+
+
+async def test_esc_in_the_resume_picker_quits(tmp_path: Path) -> None:
+    """`peri -r` and Esc: the user changed their mind; no new session is made."""
+    from peri_cli.tui.screens.session_picker import SessionPicker
+
+    from .harness import user, write_session
+
+    runtime = make_runtime(tmp_path, new_session=False)
+    write_session(runtime.store, "11111111-old", [user("earlier work")])
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker), what="the picker")
+        assert "Esc quit" in screen_text(app)
+        await pilot.press("escape")
+        await until(pilot, lambda: app.return_code is not None, what="the exit")
+    assert app.return_code == 0 and runtime.session is None
+    assert [s.id for s in runtime.store.list()] == ["11111111-old"]
+    runtime.close()

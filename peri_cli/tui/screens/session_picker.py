@@ -58,7 +58,7 @@ class SessionPicker(ModalScreen[PickResult | None]):
     SessionPicker #picker-title { text-style: bold; padding: 0 0 1 0; }
     SessionPicker Input { margin: 0 0 1 0; }
     SessionPicker DataTable { height: auto; max-height: 24; }
-    SessionPicker #picker-help { color: $text-muted; padding: 1 0 0 0; }
+    SessionPicker #picker-help { color: $text-muted; padding: 1 0 0 0; width: 100%; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss_none", "Close"),
@@ -93,7 +93,8 @@ class SessionPicker(ModalScreen[PickResult | None]):
             table.can_focus = False
             yield table
             yield Label(
-                "Enter resume · Ctrl+F fork (continue in a copy) · ↑↓ move · Esc close",
+                "Enter resume · Ctrl+F fork (continue in a copy) · ↑↓ move · Esc "
+                + ("close" if self.current else "quit"),
                 id="picker-help",
             )
 
