@@ -26,10 +26,18 @@ def no_key_problem(runtime: SessionHost) -> str | None:
     )
 
 
+BYPASS_WARNING = (
+    "Bypass mode: every tool call runs without asking, edits and commands included "
+    "(deny rules and the sandbox still hold). Shift+Tab leaves it."
+)
+
+
 def startup_notices(runtime: SessionHost, warned: int = 0) -> list[tuple[str, Level]]:
     """Where Peri runs, warnings not shown yet, the guide files loaded, a missing key."""
     where = runtime.workspace.name or str(runtime.workspace)
     out: list[tuple[str, Level]] = [(f"Peri in {where} · /help lists commands and keys", "info")]
+    if runtime.mode == "bypass" and not warned:
+        out.append((BYPASS_WARNING, "error"))
     out += [(w, "warning") for w in runtime.warnings[warned:]]
     if runtime.session is not None:
         snapshot = runtime.session.snapshot

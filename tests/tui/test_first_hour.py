@@ -55,3 +55,21 @@ async def test_esc_in_the_resume_picker_quits(tmp_path: Path) -> None:
     assert app.return_code == 0 and runtime.session is None
     assert [s.id for s in runtime.store.list()] == ["11111111-old"]
     runtime.close()
+
+
+async def test_bypass_mode_starts_with_a_warning_in_view(tmp_path: Path) -> None:
+    runtime = make_runtime(tmp_path, mode="bypass")
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: app.ready, what="the session")
+        await until(pilot, lambda: "Bypass mode" in screen_text(app), what="the warning")
+        assert "without asking" in screen_text(app)
+    runtime.close()
+    (tmp_path / "plain").mkdir()
+    runtime = make_runtime(tmp_path / "plain")
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: app.ready, what="the session")
+        await pilot.pause(0.1)
+        assert "Bypass mode" not in screen_text(app)
+    runtime.close()
