@@ -44,13 +44,13 @@ from peri_cli.tui.widgets.todo_strip import TodoStrip
 from peri_cli.tui.widgets.tool_call import ToolCallView
 
 CostOf = Callable[[Usage], float | None]
-Interruption = Callable[[], str | None]
 SummaryOf = Callable[[], str]
-CANCELLED = "Cancelled: the turn was stopped."
+# A stopped turn is one dim line: the model's note about it (what ran, what was not kept) is for
+# the model; on screen the reply stays where it stopped.
+INTERRUPTED = "Interrupted"
 BRING_BACK = "Up brings it back to edit."  # a prompt the provider refused (agent/refusals)
 
 _END_NOTICES: dict[str, Level] = {
-    "cancelled": "warning",
     "max_turns": "warning",
     "compact_stalled": "warning",
     "error": "error",
@@ -85,7 +85,6 @@ class Bridge:
         *,
         approvals: ApprovalDock,
         look: ToolLook = NO_LOOK,
-        interruption: Interruption = lambda: None,
         summary: SummaryOf = lambda: "",
         on_ask: Callable[[PermissionPrompt], object] = lambda prompt: prompt.focus(),
         on_question: Callable[[PermissionRequested], Awaitable[None]] | None = None,
@@ -96,7 +95,6 @@ class Bridge:
         self.cost_of = cost_of
         self.approvals = approvals
         self.look = look
-        self.interruption = interruption  # what the model will be told about a stopped turn
         self.summary = summary  # the text of the last Full compact's summary
         self.on_ask = on_ask  # gives a new approval the keyboard (or says how to reach it)
         self.on_question = on_question  # opens the picker for a question with options
@@ -111,10 +109,8 @@ class Bridge:
         self.attempt: list[Widget] = []  # widgets of the current model call, dropped on a retry
         self.prompts: list[PermissionPrompt] = []
 
-    async def run(self, events: AsyncIterator[Event], *, with_note: bool = False) -> TurnEnded:
-        """Show every event; on cancellation stop the run and say so. Returns how it ended.
-        How a stopped turn ended is said once the stream is closed, when the loop has recorded
-        what the model will be told about it (`interruption`)."""
+    async def run(self, events: AsyncIterator[Event]) -> TurnEnded:
+        """Show every event; on cancellation stop the run and say so. Returns how it ended."""
         self._reset()
         warm_markdown()  # built while the model thinks, not in the first reply's frame
         ended = TurnEnded("done")
@@ -135,24 +131,21 @@ class Bridge:
             ended = TurnEnded("error", f"{type(e).__name__}: {e}")
         finally:
             await self._finish_text()
-        await self._ended(ended, with_note)
+        await self._ended(ended)
         return ended
 
-    async def _ended(self, ended: TurnEnded, with_note: bool) -> None:
+    async def _ended(self, ended: TurnEnded) -> None:
         if ended.reason == "done" or not self.conversation.is_attached:
             return  # (the app is closing: nothing left to show it on)
-        stopped = ended.reason in ("cancelled", "error")
-        note = self.interruption() if with_note and stopped else None
-        if ended.reason == "cancelled":
-            text = CANCELLED
-        else:
-            text = f"Stopped: {ended.line}"
-            if ended.left_out == "prompt":
-                text += " " + BRING_BACK
-        if stopped:
+        if ended.reason in ("cancelled", "error"):
             await self._interrupted()
-        level = _END_NOTICES.get(ended.reason, "warning")
-        await self._notice(f"{text}\n{note}" if note else text, level)
+        if ended.reason == "cancelled":
+            await self._notice(INTERRUPTED, "info")
+            return
+        text = f"Stopped: {ended.line}"
+        if ended.left_out == "prompt":
+            text += " " + BRING_BACK
+        await self._notice(text, _END_NOTICES.get(ended.reason, "warning"))
 
     async def _interrupted(self) -> None:
         if self.assistant is not None:

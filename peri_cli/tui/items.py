@@ -135,9 +135,9 @@ def display_items(entries: Sequence[Entry]) -> list[Item]:
                 )
             )
         elif isinstance(entry, Interruption):
-            b.items.append(
-                NoticeItem(entry.text, "warning" if entry.reason == "cancelled" else "error")
-            )
+            # one dim line; the note (`entry.text`) is the model's
+            stopped = "Interrupted" if entry.reason == "cancelled" else "Stopped by an error"
+            b.items.append(NoticeItem(stopped, "info" if entry.reason == "cancelled" else "error"))
         elif isinstance(entry, Refusal):  # what it left out stays on screen, above it
             b.items.append(NoticeItem(f"{REFUSED_HEAD}{entry.error}", "error"))
         elif isinstance(entry, ProjectionEntry):

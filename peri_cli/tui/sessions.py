@@ -107,7 +107,6 @@ class Sessions:
             app.cost_of,
             approvals=app.approvals,
             look=look,
-            interruption=self._interruption,
             summary=self._last_summary,
             on_ask=app.offer_approval,
             on_question=functools.partial(ask_question, app),
@@ -184,12 +183,6 @@ class Sessions:
         for text, level in startup_notices(runtime, self._warned):
             await self.app.notice(text, level)
         self._warned = len(runtime.warnings)  # each warning once, even across switches
-
-    def _interruption(self) -> str | None:
-        """What the loop recorded for the model about the turn that just stopped, if anything."""
-        agent = self.app.runtime.agent
-        note = getattr(agent, "last_interruption", None) if agent is not None else None
-        return note if isinstance(note, str) and note.strip() else None
 
     def _last_summary(self) -> str:
         """The summary the last Full compact wrote (shown under its separator)."""

@@ -214,7 +214,7 @@ class Turns:
         app = self.app
         started = time.monotonic()
         try:
-            await self._bridge().run(events, with_note=prompt_turn)
+            await self._bridge().run(events)
         finally:
             self.turn = None
             if prompt_turn and time.monotonic() - started >= self.long_turn and not self._closing():

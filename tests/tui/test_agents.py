@@ -324,7 +324,7 @@ async def test_ctrl_c_stops_the_turn_and_its_foreground_child_not_background_one
         await until(pilot, lambda: child_states(app)["foreground"] == "interrupted")
         assert child_states(app)["background"] == "running"
         await until(pilot, lambda: [r.description for r in app.agent_strip.rows] == ["background"])
-        assert "Cancelled" in notices(app)
+        assert "Interrupted" in notices(app)
     app.runtime.close()
 
 

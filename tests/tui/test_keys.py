@@ -38,7 +38,7 @@ async def test_esc_interrupts_the_running_turn_and_keeps_typed_text(tmp_path: Pa
         await pilot.press(*"draft")
         await pilot.press("escape")
         await until(pilot, lambda: not app.busy, what="the cancel")
-        assert "Cancelled" in notices(app)
+        assert "Interrupted" in notices(app)
         assert app.query_one(ToolCallView).state == "cancelled"
         # Esc never clears typed text: what was queued comes back too, nothing was sent
         assert app.prompt_area.text == "queued one\ndraft" and not app.queue
