@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from peri_cli.agent.interruption import TurnProgress, describe_call
 from peri_cli.agent.liveoutput import LiveOutput
+from peri_cli.agent.precheck import fails_early
 from peri_cli.base.events import (
     Event,
     Notice,
@@ -211,6 +212,10 @@ class ToolRound:
             asking = tool.asking(item.params) if isinstance(tool, AsksUser) else None
             if asking is not None and self.tool_ctx.agent_id is not None:
                 raise ToolError(NOT_FROM_SUBAGENTS)
+            if decision.action == "ask" and (
+                early := await fails_early(tool, item.params, call, self.policy, self.tool_ctx)
+            ):
+                raise ToolError(early)  # e.g. an Edit whose old_string is not in the file
         except ToolError as e:
             item.output = ToolOutput.error(str(e))
             return

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
@@ -143,6 +143,17 @@ class ToolOutput:
     @classmethod
     def error(cls, text: str) -> ToolOutput:
         return cls([TextPart(text=text)], is_error=True)
+
+
+@runtime_checkable
+class Prechecked(Protocol):
+    """A tool that can tell from the files it would change that a call cannot succeed (an Edit
+    whose `old_string` is not in the file): such a call fails at once instead of being put to
+    the user first. Checked only where those files may be read without asking."""
+
+    async def precheck(self, params: Any, ctx: ToolContext) -> str | None:
+        """Why the call would fail (the error the model reads), or None."""
+        ...
 
 
 class ToolError(Exception):

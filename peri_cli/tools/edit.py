@@ -64,6 +64,18 @@ class EditTool(PydanticTool[EditParams]):
     def writes(self, params: EditParams, ctx: ToolContext) -> Writes:
         return file_writes(ctx, params.file_path)
 
+    async def precheck(self, params: EditParams, ctx: ToolContext) -> str | None:
+        """The error the edit would end in (old_string not found, not unique, ...), read from
+        the file as it is now; None when it would apply."""
+        path = real_path(ctx, params.file_path)
+        if ctx.files is not None:
+            plan = await _plan_through(ctx.files, path, params)
+        else:
+            plan = await asyncio.to_thread(_plan_on_disk, path, params)
+        if isinstance(plan, ToolOutput):
+            return "".join(getattr(part, "text", "") for part in plan.content)
+        return None
+
     async def call(self, params: EditParams, ctx: ToolContext) -> ToolOutput:
         p = params
         if ctx.files is not None:
@@ -72,6 +84,11 @@ class EditTool(PydanticTool[EditParams]):
 
 
 def _edit(path: Path, p: EditParams) -> ToolOutput:
+    plan = _plan_on_disk(path, p)
+    return plan if isinstance(plan, ToolOutput) else _save(path, *plan)
+
+
+def _plan_on_disk(path: Path, p: EditParams) -> ToolOutput | _Plan:
     if p.old_string == p.new_string:
         return ToolOutput.error(_IDENTICAL)
     if path.is_dir():
@@ -86,17 +103,12 @@ def _edit(path: Path, p: EditParams) -> ToolOutput:
         return ToolOutput.error(f"{path} is a binary file; Edit only changes text files.")
     # surrogateescape round-trips bytes that are not UTF-8, so the rest stays intact.
     text = None if data is None else data.decode("utf-8", errors="surrogateescape")
-    plan = _plan(path, text, p)
-    return plan if isinstance(plan, ToolOutput) else _save(path, *plan)
+    return _plan(path, text, p)
 
 
 async def _edit_through(files: FilePort, path: Path, p: EditParams) -> ToolOutput:
     """The same edit on a program's file port (`PeriOptions.files`) instead of the disk."""
-    try:
-        text: str | None = await files.read_text(str(path))
-    except FileNotFoundError:
-        text = None
-    plan = _plan(path, text, p)
+    plan = await _plan_through(files, path, p)
     if isinstance(plan, ToolOutput):
         return plan
     updated, summary, snippet_at = plan
@@ -105,6 +117,14 @@ async def _edit_through(files: FilePort, path: Path, p: EditParams) -> ToolOutpu
 
 
 _Plan = tuple[str, str, "tuple[int, str] | None"]
+
+
+async def _plan_through(files: FilePort, path: Path, p: EditParams) -> ToolOutput | _Plan:
+    try:
+        text: str | None = await files.read_text(str(path))
+    except FileNotFoundError:
+        text = None
+    return _plan(path, text, p)
 
 
 def _plan(path: Path, text: str | None, p: EditParams) -> ToolOutput | _Plan:
