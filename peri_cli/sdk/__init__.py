@@ -14,6 +14,7 @@ from peri_cli.base.questions import (
     answered_input,
 )
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
+from peri_cli.permissions.remembering import keeps_label
 from peri_cli.sdk.client import PeriClient, PeriError, query
 from peri_cli.sdk.events import (
     AssistantEvent,
@@ -72,6 +73,7 @@ __all__ = [
     "ToolUseEvent",
     "UserEvent",
     "answered_input",
+    "keeps_label",
     "parse_event",
     "query",
 ]
