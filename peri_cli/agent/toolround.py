@@ -39,7 +39,7 @@ from peri_cli.base.tool import (
     Writes,
 )
 from peri_cli.extensions.extra_tools import Unwrapping
-from peri_cli.extensions.hookanswers import HookOutcome
+from peri_cli.extensions.hookanswers import NOT_RUN_STOPPED, HookOutcome
 from peri_cli.extensions.hookpoints import Hooks, notices
 from peri_cli.extensions.hooks import JudgedCall
 from peri_cli.permissions.call_facts import Call
@@ -81,6 +81,7 @@ class ToolRound:
     live: LiveOutput
     denials: list[Denial]
     ended: bool = False  # an answer ended the turn after this round (a headless plan)
+    stop_reason: str | None = None  # a hook's `"continue": false`: the turn ends after this round
     # Milliseconds each call that ran took, by tool_use id; the loop keeps them with the results
     # (the working state reports a command's duration). A refused call has none.
     durations: dict[str, int] = field(default_factory=dict)
@@ -98,6 +99,9 @@ class ToolRound:
             return
         planned = [_Planned(use) for use in uses]
         for item in planned:
+            if self.stop_reason is not None:  # a hook ended the turn before this call
+                item.output = ToolOutput.error(NOT_RUN_STOPPED)
+                continue
             async for event in self._permit(item, bad_inputs.get(item.use.id)):
                 yield event
         for item in planned:
@@ -200,6 +204,9 @@ class ToolRound:
             pre = await self._pre_tool_use(call, raw, item.use.id)
             for notice in notices(pre):
                 yield notice
+            if pre.stop_reason is not None:
+                self.stop_reason = pre.stop_reason
+                raise ToolError(f"Not run: a PreToolUse hook ended the turn: {pre.stop_reason}")
             if pre.blocked:
                 raise ToolError(f"Blocked by a PreToolUse hook: {pre.reason}")
             decision = self.policy.decide(
@@ -369,6 +376,8 @@ class ToolRound:
             tool_response={"output": text, "is_error": output.is_error},
         )
         item.notes.extend(n.text for n in notices(outcome))
+        if outcome.stop_reason is not None and self.stop_reason is None:
+            self.stop_reason = outcome.stop_reason  # the result stands; no model call follows
         extra = [f"[PostToolUse hook: {outcome.reason}]"] if outcome.blocked else []
         extra += [f"[PostToolUse hook context: {c}]" for c in outcome.context]
         if not extra:

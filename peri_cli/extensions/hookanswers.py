@@ -20,6 +20,8 @@ MAX_STOP_HOOK_ROUNDS = 5  # a Stop hook that keeps blocking is overruled after t
 MAX_TEXT_CHARS = 10_000  # context or a reason longer than this is cut
 
 Permission = Literal["allow", "ask", "deny"]
+# The result of a call a PreToolUse hook's `"continue": false` left unrun (one decided after it).
+NOT_RUN_STOPPED = "Not run: a hook ended the turn before this call ran."
 
 
 @dataclass(frozen=True)
