@@ -32,6 +32,7 @@ from peri_cli.sdk.events import (
     UserEvent,
     parse_event,
 )
+from peri_cli.sdk.hookmatchers import HookCallback, HookMatcher
 from peri_cli.sdk.options import (
     Allow,
     CanUseTool,
@@ -55,6 +56,8 @@ __all__ = [
     "EditorKind",
     "Event",
     "FilePort",
+    "HookCallback",
+    "HookMatcher",
     "PeriClient",
     "PeriError",
     "PeriOptions",
