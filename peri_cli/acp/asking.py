@@ -14,7 +14,7 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from peri_cli.acp.questions import ask_plan, ask_questions
 from peri_cli.acp.tools import KindOf, asked_content, other_kind, plain, title_of
-from peri_cli.sdk import Allow, Asking, Deny, PermissionContext
+from peri_cli.sdk import Allow, Asking, Deny, PermissionContext, keeps_label
 
 NETWORK_TOOL = "Network"  # (CONTRACT.md §8: a sandbox's question about a domain)
 
@@ -50,32 +50,32 @@ def options_for(
     context: PermissionContext, tool_name: str = "", tool_input: dict[str, Any] | None = None
 ) -> list[PermissionOption]:
     """Allow once, for this session, always in this project; reject once, always. The kept
-    ones only when a rule fits the call (a write outside the workspace has none)."""
+    ones only when a rule fits the call (a write outside the workspace has none), each naming
+    every rule it keeps (a compound command's parts), none cut."""
     domain = (tool_input or {}).get("domain")
     if tool_name == NETWORK_TOOL and isinstance(domain, str):
         return network_options(domain)
-    rule = context.suggested_rule
+    kept = context.suggestions or ((context.suggested_rule,) if context.suggested_rule else ())
     options = [PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once")]
-    if rule:
-        shown = plain(rule, 80)
+    if kept:  # each label names every rule it keeps, whole (CONTRACT.md §8)
         options += [
             PermissionOption(
                 option_id="allow_session",
-                name=f"Allow for this session ({shown})",
+                name=keeps_label("session", kept),
                 kind="allow_always",
             ),
             PermissionOption(
                 option_id="allow_project",
-                name=f"Always allow in this project ({shown})",
+                name=keeps_label("project", kept),
                 kind="allow_always",
             ),
         ]
     options.append(PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"))
-    if rule:
+    if kept:
         options.append(
             PermissionOption(
                 option_id="reject_always",
-                name=f"Always reject in this project ({plain(rule, 80)})",
+                name=keeps_label("reject", kept),
                 kind="reject_always",
             )
         )

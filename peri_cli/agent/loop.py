@@ -154,6 +154,9 @@ class Agent:
                     outcome = await self.hooks.run("UserPromptSubmit", prompt=text)
                     for notice in notices(outcome):
                         yield notice
+                    if outcome.stop_reason is not None:  # `"continue": false`: not sent
+                        yield TurnEnded("stopped", outcome.stop_reason)
+                        return
                     if outcome.blocked:
                         yield TurnEnded("blocked", outcome.reason or "blocked by a hook")
                         return
@@ -227,6 +230,9 @@ class Agent:
                 yield event
             self._commit(message, usage, estimated, results, tool_round.durations)
             progress.reset()
+            if tool_round.stop_reason is not None:  # a hook's `"continue": false`
+                yield TurnEnded("stopped", tool_round.stop_reason)
+                return
             if tool_round.ended:  # an answer ended the turn here (a headless run's plan)
                 yield TurnEnded("done")
                 return

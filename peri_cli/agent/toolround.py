@@ -18,18 +18,17 @@ from typing import Any, Literal
 from peri_cli.agent.interruption import TurnProgress, describe_call
 from peri_cli.agent.liveoutput import LiveOutput
 from peri_cli.agent.precheck import fails_early
+from peri_cli.agent.roundresults import clean_content, finished_event
 from peri_cli.base.events import (
     Event,
     Notice,
     PermissionAnswer,
     PermissionRequested,
     ToolCall,
-    ToolFinished,
 )
 from peri_cli.base.messages import TextPart, ToolResultPart, ToolUsePart
 from peri_cli.base.provider import RAW_INPUT_KEY
 from peri_cli.base.questions import NOT_FROM_SUBAGENTS, Asking, AsksUser
-from peri_cli.base.textsafe import scrub_surrogates
 from peri_cli.base.tool import (
     NOTHING,
     Tool,
@@ -40,7 +39,7 @@ from peri_cli.base.tool import (
     Writes,
 )
 from peri_cli.extensions.extra_tools import Unwrapping
-from peri_cli.extensions.hookanswers import HookOutcome
+from peri_cli.extensions.hookanswers import NOT_RUN_STOPPED, HookOutcome
 from peri_cli.extensions.hookpoints import Hooks, notices
 from peri_cli.extensions.hooks import JudgedCall
 from peri_cli.permissions.call_facts import Call
@@ -82,6 +81,7 @@ class ToolRound:
     live: LiveOutput
     denials: list[Denial]
     ended: bool = False  # an answer ended the turn after this round (a headless plan)
+    stop_reason: str | None = None  # a hook's `"continue": false`: the turn ends after this round
     # Milliseconds each call that ran took, by tool_use id; the loop keeps them with the results
     # (the working state reports a command's duration). A refused call has none.
     durations: dict[str, int] = field(default_factory=dict)
@@ -99,11 +99,14 @@ class ToolRound:
             return
         planned = [_Planned(use) for use in uses]
         for item in planned:
+            if self.stop_reason is not None:  # a hook ended the turn before this call
+                item.output = ToolOutput.error(NOT_RUN_STOPPED)
+                continue
             async for event in self._permit(item, bad_inputs.get(item.use.id)):
                 yield event
         for item in planned:
             if item.output is not None:  # refused before running: unknown tool, bad input, denied
-                yield _finished(item)
+                yield finished_event(item.use, item.output)
         runnable = [p for p in planned if p.output is None]
         for item in runnable:
             yield ToolCall(item.use.id, item.use.name, item.use.input)
@@ -116,7 +119,7 @@ class ToolRound:
             results.append(
                 ToolResultPart(
                     tool_use_id=item.use.id,
-                    content=_clean(output.content),
+                    content=clean_content(output.content),
                     is_error=output.is_error,
                 )
             )
@@ -148,7 +151,7 @@ class ToolRound:
                 for task in done:
                     item = tasks[task]
                     progress.finished.append(describe_call(item.use.name, item.use.input))
-                    yield _finished(item)
+                    yield finished_event(item.use, item.output)
                     for line in item.notes:
                         yield Notice(line, "warning")
         finally:  # cancelled: stop every running tool before the cancellation goes on
@@ -201,8 +204,14 @@ class ToolRound:
             pre = await self._pre_tool_use(call, raw, item.use.id)
             for notice in notices(pre):
                 yield notice
+            if pre.stop_reason is not None:
+                self.stop_reason = pre.stop_reason
+                raise ToolError(f"Not run: a PreToolUse hook ended the turn: {pre.stop_reason}")
             if pre.blocked:
                 raise ToolError(f"Blocked by a PreToolUse hook: {pre.reason}")
+            if pre.updated_input is not None:  # a hook changed the input: that is judged and runs
+                raw = self._replace_input(item, tool, pre.updated_input, strict=True)
+                call = item.call = judged_call(tool, item.params, raw, self.tool_ctx, item.writes)
             decision = self.policy.decide(
                 call,
                 hook=pre.permission,
@@ -278,15 +287,22 @@ class ToolRound:
             "wanted to do so they can allow it or change the mode."
         )
 
-    def _replace_input(self, item: _Planned, tool: Tool, raw: dict[str, Any]) -> None:
-        """The answer changed the input (a program's `Allow(updated_input=...)`): that runs."""
+    def _replace_input(
+        self, item: _Planned, tool: Tool, raw: dict[str, Any], *, strict: bool = False
+    ) -> dict[str, Any]:
+        """The answer changed the input (a program's `Allow(updated_input=...)`, a hook's
+        `updatedInput`): that runs. `strict`: an invalid one raises ToolError."""
         try:
             item.params = tool.validate(raw)
             item.writes = tool.writes(item.params, self.tool_ctx)
         except Exception as e:
-            item.output = ToolOutput.error(f"The changed input for {tool.name} is invalid: {e}")
-            return
+            message = f"The changed input for {tool.name} is invalid: {e}"
+            if strict:
+                raise ToolError(message) from e
+            item.output = ToolOutput.error(message)
+            return raw
         item.use = item.use.model_copy(update={"input": raw})
+        return raw
 
     async def _pre_tool_use(self, call: Call, raw: dict[str, Any], use_id: str) -> HookOutcome:
         if self.hooks is None:
@@ -374,21 +390,10 @@ class ToolRound:
             tool_response={"output": text, "is_error": output.is_error},
         )
         item.notes.extend(n.text for n in notices(outcome))
+        if outcome.stop_reason is not None and self.stop_reason is None:
+            self.stop_reason = outcome.stop_reason  # the result stands; no model call follows
         extra = [f"[PostToolUse hook: {outcome.reason}]"] if outcome.blocked else []
         extra += [f"[PostToolUse hook context: {c}]" for c in outcome.context]
         if not extra:
             return output
         return ToolOutput([*output.content, TextPart(text="\n".join(extra))], output.is_error)
-
-
-def _clean(content: list[Any]) -> list[Any]:
-    """Tool output as the transcript can store it (no lone surrogates)."""
-    return [
-        TextPart(text=scrub_surrogates(p.text)) if isinstance(p, TextPart) else p for p in content
-    ]
-
-
-def _finished(item: _Planned) -> ToolFinished:
-    output = item.output or ToolOutput.error("the tool produced no result")
-    text = "".join(p.text if isinstance(p, TextPart) else "[image]" for p in output.content)
-    return ToolFinished(item.use.id, item.use.name, scrub_surrogates(text), output.is_error)

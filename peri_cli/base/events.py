@@ -118,7 +118,10 @@ class Notice:
     level: Literal["info", "warning", "error"] = "info"
 
 
-TurnEndReason = Literal["done", "max_turns", "cancelled", "error", "compact_stalled", "blocked"]
+# "stopped": a hook answered `"continue": false`; `error` is its `stopReason` (CONTRACT.md §12)
+TurnEndReason = Literal[
+    "done", "max_turns", "cancelled", "error", "compact_stalled", "blocked", "stopped"
+]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ MAX_STOP_HOOK_ROUNDS = 5  # a Stop hook that keeps blocking is overruled after t
 MAX_TEXT_CHARS = 10_000  # context or a reason longer than this is cut
 
 Permission = Literal["allow", "ask", "deny"]
+# The result of a call a PreToolUse hook's `"continue": false` left unrun (one decided after it).
+NOT_RUN_STOPPED = "Not run: a hook ended the turn before this call ran."
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class HookRun:
     stderr: str = ""
     timed_out: bool = False
     error: str | None = None  # it could not be started
+    raised: str | None = None  # a Python hook (`callback`) raised this
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class HookOutcome:
     context: tuple[str, ...] = ()
     messages: tuple[str, ...] = ()
     stop_reason: str | None = None
+    updated_input: dict[str, Any] | None = None  # PreToolUse: what runs instead
 
 
 _BLOCKING = frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop"})
@@ -69,6 +73,7 @@ class _Acc:
     context: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
     stop_reason: str | None = None
+    updated_input: dict[str, Any] | None = None
 
     def block(self, event: HookEvent, hook: Hook, reason: str) -> None:
         if event in _BLOCKING:
@@ -99,6 +104,7 @@ def interpret(event: HookEvent, runs: Sequence[HookRun]) -> HookOutcome:
         context=tuple(acc.context),
         messages=tuple(acc.messages),
         stop_reason=acc.stop_reason,
+        updated_input=acc.updated_input,
     )
 
 
@@ -106,6 +112,9 @@ def _one(event: HookEvent, run: HookRun, acc: _Acc) -> None:
     hook = run.hook
     if run.error is not None:
         acc.messages.append(_line(f"{hook.label()} could not start: {run.error}"))
+        return
+    if run.raised is not None:
+        acc.messages.append(_line(f"{hook.label()} {run.raised}; ignored"))
         return
     if run.timed_out or run.exit_code is None:
         acc.messages.append(_line(f"{hook.label()} timed out after {hook.timeout:g} s; ignored"))
@@ -153,7 +162,7 @@ def _json_answer(event: HookEvent, hook: Hook, data: Mapping[str, Any], acc: _Ac
     message = text("systemMessage")
     if message.strip():
         acc.messages.append(_line(f"{hook.label()}: {message}"))
-    go_on = data.get("continue", True)
+    go_on = data.get("continue", data.get("continue_", True))  # (Python's answers: continue_)
     if go_on is False:
         acc.stop_reason = _cut(text("stopReason")) or f"stopped by the {hook.label()}"
     elif go_on is not True:
@@ -202,6 +211,11 @@ def _decisions(  # noqa: PLR0917 - one step of _json_answer
             acc.permit(chosen, why)
         else:
             bad.append("hookSpecificOutput.permissionDecision")
+    if event == "PreToolUse" and (changed := specific.get("updatedInput")) is not None:
+        if isinstance(changed, dict):
+            acc.updated_input = dict(changed)
+        else:
+            bad.append("hookSpecificOutput.updatedInput")
 
 
 def _cut(text: str) -> str:

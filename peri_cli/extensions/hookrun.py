@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 from collections.abc import Mapping, Sequence
@@ -38,9 +39,37 @@ async def run_hooks(
         return HookOutcome()
     data = encode_payload(payload)
     runs = await asyncio.gather(
-        *(run_hook(h, data, cwd=cwd, env=env, hidden_env=hidden_env) for h in hooks)
+        *(
+            call_hook(h, data)
+            if h.callback is not None
+            else run_hook(h, data, cwd=cwd, env=env, hidden_env=hidden_env)
+            for h in hooks
+        )
     )
     return interpret(event, runs)
+
+
+async def call_hook(hook: Hook, stdin: bytes) -> HookRun:
+    """A program's Python hook: awaited with what a command reads on stdin (a copy of its own),
+    the call's id and a context (`{"signal": None}`, as the Claude Agent SDK passes); its dict
+    is read as a command's JSON answer. It raising, or outliving its timeout, is reported."""
+    assert hook.callback is not None
+    data = json.loads(stdin)
+    try:
+        answer = await asyncio.wait_for(
+            hook.callback(data, data.get("tool_use_id"), {"signal": None}), hook.timeout
+        )
+    except TimeoutError:
+        return HookRun(hook, None, timed_out=True)
+    except Exception as e:  # a broken callback is reported, never fatal
+        return HookRun(hook, None, raised=f"raised {type(e).__name__}: {e}")
+    try:
+        text = json.dumps(answer if answer is not None else {})
+    except (TypeError, ValueError) as e:
+        return HookRun(hook, None, raised=f"answered what JSON cannot hold ({e})")
+    if not isinstance(answer, dict | None):
+        return HookRun(hook, None, raised=f"answered a {type(answer).__name__}, not a dict")
+    return HookRun(hook, 0, stdout=text)
 
 
 async def run_hook(

@@ -68,6 +68,9 @@ class Hook:
     rewake: bool = False
     rewake_message: str = ""
     rewake_summary: str = ""
+    # A program's Python hook (`PeriOptions.hooks`): awaited as `callback(input, tool_use_id,
+    # context)` instead of a command; its dict answers as a command's JSON would.
+    callback: Callable[..., Any] | None = field(default=None, hash=False, compare=False)
 
     def applies(self, trusted: bool) -> bool:
         """A repository's hooks are commands it would run: only in a trusted workspace."""
@@ -75,7 +78,7 @@ class Hook:
 
     def label(self) -> str:
         """Short and safe to show: event, command (cut), file (or plugin)."""
-        command = " ".join(self.command.split())
+        command = " ".join(self.command.split()) or getattr(self.callback, "__name__", "callback")
         if len(command) > 60:
             command = command[:57] + "..."
         where = f"plugin {self.plugin}" if self.plugin else str(self.source)

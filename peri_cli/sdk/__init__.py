@@ -14,6 +14,7 @@ from peri_cli.base.questions import (
     answered_input,
 )
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
+from peri_cli.permissions.remembering import keeps_label
 from peri_cli.sdk.client import PeriClient, PeriError, query
 from peri_cli.sdk.events import (
     AssistantEvent,
@@ -31,6 +32,7 @@ from peri_cli.sdk.events import (
     UserEvent,
     parse_event,
 )
+from peri_cli.sdk.hookmatchers import HookCallback, HookMatcher
 from peri_cli.sdk.options import (
     Allow,
     CanUseTool,
@@ -54,6 +56,8 @@ __all__ = [
     "EditorKind",
     "Event",
     "FilePort",
+    "HookCallback",
+    "HookMatcher",
     "PeriClient",
     "PeriError",
     "PeriOptions",
@@ -72,6 +76,7 @@ __all__ = [
     "ToolUseEvent",
     "UserEvent",
     "answered_input",
+    "keeps_label",
     "parse_event",
     "query",
 ]

@@ -1,6 +1,7 @@
 """Where the TUI asks a person, a program's `can_use_tool` answers (none: denied, as headless).
 
-`remember` keeps the suggested rules as the TUI's answers keep them: "session" adds them to the
+`remember` keeps exactly the suggested rules (`context.suggestions`, all of them, as the TUI's
+and the editor's labels name them) as the TUI's answers keep them: "session" adds them to the
 session's rules, "project" also writes them to `.peri/settings.local.json` (the same call the
 TUI's "always in this project" makes); a `Deny` keeps them as deny rules the same way."""
 

@@ -25,6 +25,7 @@ from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.composed import Runtime
 from peri_cli.sdk.events import PARTIAL_TYPES, Event, ResultEvent
 from peri_cli.sdk.history import replay
+from peri_cli.sdk.hookmatchers import program_hooks
 from peri_cli.sdk.netasking import network_ask
 from peri_cli.sdk.options import PeriOptions
 from peri_cli.sdk.runtime import RunSpec, build_from_spec, mcp_layers
@@ -71,6 +72,7 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
         extra_layers=layers,
         append_system=options.append_system_prompt,
         files=options.files,
+        hooks=program_hooks(options.hooks),
     )
 
 

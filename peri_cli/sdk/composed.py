@@ -33,7 +33,7 @@ from peri_cli.context.tokens import default_counter
 from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
 from peri_cli.extensions.custom_commands.catalog import CommandCatalog
 from peri_cli.extensions.hookpoints import Hooks
-from peri_cli.extensions.hooks import SessionStartSource
+from peri_cli.extensions.hooks import Hook, SessionStartSource
 from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
@@ -114,6 +114,7 @@ class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
     _types_read: tuple[bool, AgentCatalog] | None = None
     # Only these built-in tools (None: all of them); MCP servers' tools are not affected.
     builtin_names: frozenset[str] | None = None
+    program_hooks: tuple[Hook, ...] = ()  # a program's Python hooks (`PeriOptions.hooks`)
 
     @property
     def trusted(self) -> bool:
@@ -331,7 +332,7 @@ class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
 
     def _hooks_for(self, session: Session) -> Hooks | None:
         """The session's command hooks (None when none are configured)."""
-        config = hook_config(self.loaded, self.plugins)
+        config = hook_config(self.loaded, self.plugins, self.program_hooks)
         if not config.hooks:
             return None
         return Hooks(

@@ -93,3 +93,5 @@ class PeriOptions:
     sandbox: Mapping[str, Any] | None = None  # the `sandbox` settings object (CONTRACT.md §10)
     include_partial_messages: bool = False  # text/thinking deltas and SubAgent progress too
     files: FilePort | None = None  # Read, Edit and Write through the caller
+    # (last: Claude Agent SDK hooks) {"PreToolUse": [HookMatcher("Bash", [fn])]}: `hookmatchers`
+    hooks: Mapping[str, Sequence[Any]] | None = None

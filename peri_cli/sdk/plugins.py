@@ -6,13 +6,14 @@ hook's environment."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from peri_cli.agent.workspace import settle
 from peri_cli.base.settings import LoadedSettings, SettingsLayer, peri_home_from_env
 from peri_cli.base.textsafe import visible
 from peri_cli.extensions.hooks import (
+    Hook,
     HookConfig,
     hook_config_from_layers,
     hooks_from_settings,
@@ -86,10 +87,13 @@ def with_plugin_servers(
     )
 
 
-def hook_config(loaded: LoadedSettings | None, active: ActivePlugins) -> HookConfig:
+def hook_config(
+    loaded: LoadedSettings | None, active: ActivePlugins, program: Sequence[Hook] = ()
+) -> HookConfig:
     """Every hook a session runs: the settings files' (in their order), then each enabled
     plugin's, with the plugin's root in its environment (the shell expands
-    `${CLAUDE_PLUGIN_ROOT}`; Peri never does, in a hook's command)."""
+    `${CLAUDE_PLUGIN_ROOT}`; Peri never does, in a hook's command), then the program's own
+    Python hooks (`PeriOptions.hooks`)."""
     config = hook_config_from_layers(loaded.layers if loaded is not None else ())
     for p in active.plugins:
         if p.hooks:
@@ -98,4 +102,5 @@ def hook_config(loaded: LoadedSettings | None, active: ActivePlugins) -> HookCon
                 p.hooks, RuleSource("user", where), env=plugin_env(p.root), plugin=p.key
             )
             config.extend(found)
+    config.hooks.extend(program)
     return config

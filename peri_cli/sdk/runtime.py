@@ -23,6 +23,7 @@ from peri_cli.base.tool import FilePort
 from peri_cli.extensions.commands import COMMANDS
 from peri_cli.extensions.custom_commands.catalog import CommandCatalog, CommandSource
 from peri_cli.extensions.custom_commands.discovery import load_commands
+from peri_cli.extensions.hooks import Hook
 from peri_cli.extensions.skills.catalog import SkillCatalog
 from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
@@ -72,6 +73,7 @@ class RunSpec:
     append_system: str | None = None
     files: FilePort | None = None
     pre_read: PreRead | None = None  # the settings files as the TUI's first frame read them
+    hooks: Sequence[Hook] = ()  # a program's Python hooks (`PeriOptions.hooks`)
 
 
 def mcp_layers(servers: Mapping[str, Any] | None) -> list[SettingsLayer]:
@@ -226,6 +228,7 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         interactive=spec.interactive,
         append_system=spec.append_system,
         files=spec.files,
+        program_hooks=tuple(spec.hooks),
     )
     runtime.check_sandbox()  # before anything starts: it may refuse the run
     try:

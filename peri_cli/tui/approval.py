@@ -34,6 +34,7 @@ NETWORK_LAYERS = (
     ("user", "user settings", "Always, all my projects"),
 )
 NETWORK_SAVED_TO = "sandbox.network.allowedDomains"
+SAME_RULES_IN_PROJECT = "Always allow the same rules in this project"
 
 
 def network_domain(tool: str, tool_input: dict[str, Any]) -> str | None:
@@ -128,10 +129,22 @@ class Choice:
     key: str = ""
     note: bool = False  # a deny that first asks for a note to the model
     keep_in: str = ""  # "always" for a domain: the settings layer that keeps it
+    # Where the label may break (between words, after a rule's comma; never inside a rule):
+    # a label that names rules wraps under itself at any width, nothing cut.
+    pieces: tuple[str, ...] = ()
 
-
-def rules_text(suggestions: Sequence[str]) -> str:
-    return ", ".join(suggestions)
+    def rows(self, width: int) -> list[str]:
+        """The label in rows of at most `width` columns (a piece wider than that has a row of
+        its own, and the widget wraps it further)."""
+        if not self.pieces or width <= 0:
+            return [self.label]
+        rows: list[str] = []
+        for piece in self.pieces:
+            if rows and len(rows[-1]) + 1 + len(piece) <= width:
+                rows[-1] += " " + piece
+            else:
+                rows.append(piece)
+        return rows
 
 
 def choices_for(suggestions: Sequence[str], tool: str = "") -> list[Choice]:
@@ -147,12 +160,20 @@ def choices_for(suggestions: Sequence[str], tool: str = "") -> list[Choice]:
             ),
             Choice("deny", "Deny", "n"),
         ]
+    from peri_cli.permissions.remembering import keeps_label, label_pieces
+
     out = [Choice("allow", "Allow once", "y")]
-    if suggestions:
-        rules = rules_text(suggestions)
-        out.append(Choice("allow_session", f"Allow for this session: {rules}", "a"))
-        # (the same rules: named once, so that at 60x20 the command keeps its rows)
-        out.append(Choice("allow_project", "Always allow them in this project", "p"))
+    if suggestions:  # each names every rule it keeps (CONTRACT.md §8), wrapped, never cut
+        out.append(
+            Choice(
+                "allow_session",
+                keeps_label("session", suggestions),
+                "a",
+                pieces=tuple(label_pieces("session", suggestions)),
+            )
+        )
+        # (the same rules, named once: at 60x20 a long list twice would push the command off)
+        out.append(Choice("allow_project", SAME_RULES_IN_PROJECT, "p"))
     out.append(Choice("deny", "Deny", "n"))
     out.append(Choice("deny", "Deny with a note to the model…", note=True))
     return out

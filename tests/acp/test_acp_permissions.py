@@ -115,3 +115,39 @@ async def test_reject_always_keeps_a_deny_rule_and_the_edit_never_runs(
         results = _tool_results(call)
         assert len(results) == denied and all(r["is_error"] for r in results)
     assert [u.status for u in editor.of("tool_call_update")].count("completed") == 0
+
+
+async def test_issue40_allow_for_this_session_names_every_rule_it_keeps(
+    peri: Peri, editor: Editor
+) -> None:
+    """`echo hi; cat notes.txt` keeps `Bash(echo:*)` and `Bash(cat:*)`: every kept option's label
+    names both, whole; after "for this session" `cat other.txt` runs unasked, as the label said,
+    and `wc -l` still asks."""
+    (peri.workspace / "notes.txt").write_text("n\n")
+    (peri.workspace / "other.txt").write_text("o\n")
+    long_name = "a-file-with-a-rather-long-name-so-that-the-exact-rule-passes-eighty-chars.txt"
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "Bash", "input": {"command": "echo hi; cat notes.txt"}}]},
+            {"tool_calls": [{"name": "Bash", "input": {"command": "cat other.txt"}}]},
+            {"tool_calls": [{"name": "Bash", "input": {"command": f"rm -f {long_name}"}}]},
+            {"text": "done"},
+        ]
+    )
+    editor.answers = ["allow_session", "reject_once"]
+    async with running(peri, editor) as conn:
+        session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("look")])
+    first, last = editor.asked  # `cat other.txt` was not asked
+    names = {o.option_id: o.name for o in first["options"]}
+    assert names["allow_session"] == "Allow for this session (Bash(echo:*), Bash(cat:*))"
+    assert names["allow_project"] == "Always allow in this project (Bash(echo:*), Bash(cat:*))"
+    assert names["reject_always"] == "Always reject in this project (Bash(echo:*), Bash(cat:*))"
+    assert last["tool_call"].raw_input["command"].startswith("rm -f")
+    rule = f"Bash(rm -f {long_name})"
+    assert len(rule) > 80
+    names = {o.option_id: o.name for o in last["options"]}
+    assert names["allow_session"] == f"Allow for this session ({rule})"  # whole, never cut
+    calls = [b for b in peri.model_calls() if b and "messages" in b]
+    ran = _tool_results(calls[2])[-1]  # `cat other.txt`'s result
+    assert not ran.get("is_error") and "o" in str(ran["content"])

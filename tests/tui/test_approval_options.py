@@ -52,8 +52,8 @@ async def test_the_five_choices_name_the_rules_and_answer_by_number_or_letter(
         assert "Allow Bash? 1–5" in screen
         for row in (
             "1. y  Allow once",
-            "2. a  Allow for this session: Bash(git diff:*)",
-            "3. p  Always allow them in this project",
+            "2. a  Allow for this session (Bash(git diff:*))",
+            "3. p  Always allow the same rules in this project",
             "4. n  Deny",
             "5.    Deny with a note to the model…",
         ):
@@ -122,6 +122,73 @@ async def test_allow_the_prefix_for_the_session_stops_asking_for_it_only(tmp_pat
     assert ("allow", "Bash(git diff:*)", "this session") in rules
     assert not (runtime.workspace / ".peri" / "settings.local.json").exists()
     runtime.close()
+
+
+def _choice_rows(screen: str) -> list[str]:
+    """The approval's rows from its first choice to its last, without the border."""
+    rows = [line.strip().strip("│").rstrip() for line in screen.splitlines()]
+    first = next(i for i, r in enumerate(rows) if "1. y  Allow once" in r)
+    last = next(i for i, r in enumerate(rows) if "5.    Deny with a note" in r)
+    return rows[first : last + 1]
+
+
+async def test_issue40_the_session_label_names_every_rule_it_keeps_wrapped_at_60_columns(
+    tmp_path: Path,
+) -> None:
+    """`echo hi; cat notes.txt` keeps `Bash(echo:*)` and `Bash(cat:*)`: the label says both
+    (a later `cat other.txt` runs unasked because it said so); a long list wraps under the
+    label, each rule whole, and the message box stays on screen at 60x20."""
+    long = "echo hi; cat notes.txt && git diff HEAD && npm run test -- -x && pytest -q && ls -la"
+    replies = [
+        bash(long),
+        bash("echo hi; cat notes.txt"),
+        bash("cat other.txt"),
+        bash("wc -l notes.txt"),
+        ScriptedReply(text="done"),
+    ]
+    runtime = make_runtime(tmp_path, replies)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await send(pilot, "look", wait=False)
+        first = await asked(pilot, app)
+        await pilot.pause()
+        screen = screen_text(app)
+        rows = _choice_rows(screen)
+        assert "…" not in "".join(rows[:-1])  # (the last is "Deny with a note…")
+        joined = " ".join(r.strip() for r in rows)
+        expected = (
+            "Allow for this session (Bash(echo:*), Bash(cat:*), Bash(git diff:*), "
+            "Bash(npm run test:*), Bash(pytest:*), Bash(ls:*))"
+        )
+        assert expected in joined
+        label_rows = rows[1 : rows.index(next(r for r in rows if "3. p" in r))]
+        assert len(label_rows) > 1  # wrapped ...
+        assert all(r.startswith(" " * 9) for r in label_rows[1:])  # ... under the label
+        assert "Bash(npm run test:*)" in "\n".join(label_rows)  # never broken inside a rule
+        assert "Always allow the same rules in this project" in screen
+        assert "Message Peri" in screen  # the message box keeps its place
+        await pilot.press("n")
+        second = await asked_again(pilot, app, first)
+        assert "2. a  Allow for this session (Bash(echo:*), Bash(cat:*))" in " ".join(
+            r.strip() for r in _choice_rows(screen_text(app))
+        )
+        await pilot.press("a")
+        last = await asked_again(pilot, app, second)
+        assert last.tool_input["command"] == "wc -l notes.txt"  # `cat other.txt` was not asked
+        await pilot.press("n")
+        await until(pilot, lambda: not app.busy)
+    kept = [r.text for r in runtime.agent.policy.rules.rules if str(r.source) == "this session"]
+    assert kept == ["Bash(echo:*)", "Bash(cat:*)"]
+    runtime.close()
+
+
+async def asked_again(pilot: object, app: PeriApp, before: PermissionPrompt) -> PermissionPrompt:
+    await until(
+        pilot,
+        lambda: app.approvals.pending is not None and app.approvals.pending is not before,
+        what="the next approval",
+    )
+    return await asked(pilot, app)
 
 
 async def test_always_allow_in_this_project_writes_the_local_settings(tmp_path: Path) -> None:
@@ -198,8 +265,8 @@ async def test_long_and_markup_like_rules_at_60x20(tmp_path: Path) -> None:
         assert "Allow Bash? 1–5" in screen and "5.    Deny with a note" in screen
         flat = "".join(screen.replace("│", "").split())
         rules = "Bash('[b]x[/b]':*), Bash('[@click=app.quit]y[/]':*), Bash(cat:*)"
-        assert "2.aAllowforthissession:" + "".join(rules.split()) in flat, screen
-        assert "3.pAlwaysallowtheminthisproject" in flat, screen
+        assert "2.aAllowforthissession(" + "".join(rules.split()) + ")" in flat, screen
+        assert "3.pAlwaysallowthesamerulesinthisproject" in flat, screen
         await pilot.press("n")
         await until(pilot, lambda: not app.busy)
         assert app.is_running

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # (the core and pydantic load after the first frame)
     from peri_cli.base.events import PermissionAnswer, PermissionRequested
 
 LETTERS = frozenset("yapn")
+CHOICE_INDENT = 8  # "› 1. y  ": where a choice's label begins
 NOTE_PLACEHOLDER = "Tell the model why, or what to do instead (Enter denies, Esc without a note)"
 
 
@@ -135,6 +136,7 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.note_input = Input(placeholder=NOTE_PLACEHOLDER, classes="approval--note")
         self.note_input.display = False
         self.question = Static(self._question(), classes="approval--question")
+        self._wrapped_at = 0  # the width the choices were last wrapped for
         self.choices = Static(self._choices(), classes="approval--choices")
 
     def compose(self) -> ComposeResult:
@@ -161,7 +163,15 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.call_after_refresh(self._update_hint)
 
     def on_resize(self, _event: events.Resize) -> None:
+        self.call_after_refresh(self._rewrap)
         self.call_after_refresh(self._update_hint)
+
+    def _rewrap(self) -> None:
+        """The labels wrapped for the choices' width now (once it is known, and on a resize)."""
+        if self.choices.size.width != self._wrapped_at:
+            self._wrapped_at = self.choices.size.width
+            self.choices.update(self._choices())
+            self.app.call_after_refresh(self._refit)  # its rows changed: the body gets the rest
 
     def _update_hint(self) -> None:
         body = self.body
@@ -189,10 +199,14 @@ class PermissionPrompt(Vertical, can_focus=True):
     # choosing
 
     def _choices(self) -> Content:
+        """One row a choice; a label that names rules wraps under itself (indented past the
+        number and the letter), whole at any width."""
         rows: list[Content] = []
+        room = self._wrapped_at - CHOICE_INDENT if self._wrapped_at else 0
         for i, choice in enumerate(self.options):
             key = (choice.key or " ") + "  "
-            text = Content.assemble(f"{i + 1}. ", (key, "dim"), plain(choice.label))
+            label = ("\n" + " " * CHOICE_INDENT).join(choice.rows(room))
+            text = Content.assemble(f"{i + 1}. ", (key, "dim"), plain(label))
             if i == self.selected:
                 rows.append(Content.assemble(("› ", "bold"), text.stylize("reverse")))
             else:
