@@ -20,11 +20,20 @@ GC_THRESHOLDS = (10_000, 2, 10)  # the TUI process's (bench/README.md, *A SubAge
 
 if TYPE_CHECKING:
     from peri_cli.agent.host import ExtraCommand, SessionHost
+    from peri_cli.session.store import Session
     from peri_cli.tui.agents_ui import AgentsUI
     from peri_cli.tui.bridge import Bridge
     from peri_cli.tui.ports import AppPort
     from peri_cli.tui.screens.session_picker import PickResult
     from peri_cli.tui.startup import RuntimeSlot
+
+
+def whole_cost(session: Session, model: str) -> float | None:
+    """What every reply of the session's record cost (None: a model without a known price)."""
+    from peri_cli.session.costs import spend_of
+    from peri_cli.session.rewind import record
+
+    return spend_of(record(session), model).usd
 
 
 class Sessions:
@@ -211,8 +220,10 @@ class Sessions:
         self.status_line.follow()
         self.refresh_status()
         app.todo_strip.show(latest_todos(visible_entries(session.entries)))
-        cost, share = session_usage(session.entries, app.agent.model)
-        # (a resumed session's children are read later, and add theirs then)
+        _, share = session_usage(session.entries, app.agent.model)
+        # The whole record's cost, as /cost counts it (memory holds only the visible tail);
+        # a resumed session's children are read later, and add theirs then.
+        cost = await asyncio.to_thread(whole_cost, session, app.agent.model)
         app.status.set(cost_usd=add_cost(cost, self.agents.cost()), cache_share=share)
         app.run_worker(self._estimate_context(), group="estimate", exclusive=True)
         if attached:

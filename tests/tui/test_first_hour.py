@@ -73,3 +73,32 @@ async def test_bypass_mode_starts_with_a_warning_in_view(tmp_path: Path) -> None
         await pilot.pause(0.1)
         assert "Bypass mode" not in screen_text(app)
     runtime.close()
+
+
+async def test_the_status_cost_after_a_resume_is_what_cost_says(tmp_path: Path) -> None:
+    """A resumed session holds only its visible tail in memory (from its last /clear): the
+    status bar counted that tail; /cost counts the whole record. They agree now."""
+    from peri_cli.base.messages import Usage
+    from peri_cli.session.costs import session_costs
+    from peri_cli.session.rewind import record
+    from peri_cli.session.transcript import ClearMarker
+    from peri_cli.session.transcript_file import TranscriptWriter
+
+    from .harness import assistant, user, write_session
+
+    runtime = make_runtime(tmp_path, new_session=False)
+    usage = Usage(input_tokens=10_000, output_tokens=2_000)
+    sid = write_session(runtime.store, "22222222-0bd0", [user("a"), assistant("b")], usage=usage)
+    writer = TranscriptWriter(runtime.store.path_of(sid))
+    writer.append(ClearMarker())
+    writer.close()
+    runtime.start_existing(sid, fork=False)
+    session = runtime.session
+    assert session is not None
+    whole = session_costs(record(session), session.dir, runtime.model).total.usd
+    assert whole and whole > 0
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: app.ready, what="the session")
+        await until(pilot, lambda: app.status.status.cost_usd == whole, what="the whole cost")
+    runtime.close()
