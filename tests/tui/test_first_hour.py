@@ -102,3 +102,19 @@ async def test_the_status_cost_after_a_resume_is_what_cost_says(tmp_path: Path) 
         await until(pilot, lambda: app.ready, what="the session")
         await until(pilot, lambda: app.status.status.cost_usd == whole, what="the whole cost")
     runtime.close()
+
+
+def test_the_context_bar_is_proportional() -> None:
+    """Half the window in one part and four of 500 tokens: 30 and 31 of 60 cells, not 34
+    (each small part was given a cell of its own)."""
+    from peri_cli.tui.context import ContextPart, ContextReport
+    from peri_cli.tui.screens.context_view import render_bar
+
+    parts = [ContextPart("messages", 100_000), *(ContextPart(f"p{i}", 500) for i in range(4))]
+    bar = render_bar(ContextReport(parts, 200_000, 10), 60)
+    assert len(bar.plain) == 60
+    assert bar.plain.count("█") == 31 and bar.plain.startswith("█" * 30)
+    full = render_bar(
+        ContextReport([ContextPart("a", 150_000), ContextPart("b", 50_000)], 200_000, 1)
+    )
+    assert full.plain == "█" * 60

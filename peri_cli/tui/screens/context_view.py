@@ -21,17 +21,18 @@ BAR_WIDTH = 60
 
 
 def render_bar(report: ContextReport, width: int = BAR_WIDTH) -> Text:
+    """Each part's cells in proportion to its tokens: the running total is rounded, not each
+    part, so many small parts never add up to more than they hold (a part under half a cell
+    shows in the table only)."""
     bar = Text()
     window = max(report.window, report.total, 1)
-    used = 0
+    so_far = drawn = 0
     for part, color in zip(report.parts, COLORS, strict=False):
-        cells = round(part.tokens / window * width)
-        if part.tokens and cells == 0:
-            cells = 1
-        cells = min(cells, width - used)
-        bar.append("█" * cells, style=color)
-        used += cells
-    bar.append("░" * (width - used), style="dim")
+        so_far += part.tokens
+        end = min(width, round(so_far / window * width))
+        bar.append("█" * (end - drawn), style=color)
+        drawn = end
+    bar.append("░" * (width - drawn), style="dim")
     return bar
 
 
