@@ -92,7 +92,7 @@ class Sessions:
         await self.attach(runtime)
         # the invitation to type shows with the session, notices and status (in one frame)
         app.status.idle()
-        app.prompt_area.input.placeholder = PLACEHOLDER
+        app.prompt_area.input.invite(PLACEHOLDER)
         return True
 
     async def attach(self, runtime: SessionHost) -> None:

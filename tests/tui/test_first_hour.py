@@ -118,3 +118,23 @@ def test_the_context_bar_is_proportional() -> None:
         ContextReport([ContextPart("a", 150_000), ContextPart("b", 50_000)], 200_000, 1)
     )
     assert full.plain == "█" * 60
+
+
+async def test_the_footer_and_placeholder_show_whole_pieces_at_60_columns(tmp_path: Path) -> None:
+    """At 60 columns the key footer ended in a lone "^" and the prompt's hint in a dangling
+    "·": each shows only what fits whole, and all of it again when the terminal widens."""
+    runtime = make_runtime(tmp_path)
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await until(pilot, lambda: app.ready, what="the session")
+        await pilot.pause(0.2)
+        lines = screen_text(app).splitlines()
+        footer = lines[-1].rstrip()
+        assert not footer.endswith("^") and footer.endswith("Newline")
+        hint = next(line for line in lines if "Message Peri" in line)
+        assert hint.split("│")[1].rstrip().endswith("@ for files")
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause(0.3)
+        shown = screen_text(app)
+        assert "Ctrl+J for a new line" in shown and shown.splitlines()[-1].count("^") >= 2
+    runtime.close()

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
+from textual.app import ComposeResult
+from textual.events import Resize
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -19,6 +23,26 @@ Shown = tuple[tuple[str, str, str, str, bool, str], ...]
 
 class KeyFooter(Footer):
     _shown: Shown | None = None
+    _width = 0  # the width the keys were fitted to
+
+    def compose(self) -> ComposeResult:
+        """Only the keys that fit whole (in order); a key cut in half helps nobody."""
+        room = self.size.width or self.app.size.width
+        self._width = room
+        kept = 0
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                # " key description " (Textual pads each key by one cell a side)
+                room -= cell_len(widget.key_display) + cell_len(widget.description) + 3
+                if room < 0:
+                    continue
+                kept += 1
+            yield widget
+        self.styles.grid_size_columns = max(kept, 1)
+
+    def on_resize(self, event: Resize) -> None:
+        if event.size.width != self._width and self._bindings_ready:
+            self.call_after_refresh(self.recompose)
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         rebuilds = screen.app.app_focus and self.is_attached and screen is self.screen

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.cells import cell_len
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
@@ -13,6 +14,14 @@ from textual.widgets import TextArea
 NEWLINE_KEYS = frozenset({"shift+enter", "ctrl+j", "alt+enter", "ctrl+enter"})
 PLACEHOLDER = "Message Peri · / for commands · @ for files · Shift+Enter or Ctrl+J for a new line"
 MENU_KEYS = frozenset({"up", "down", "tab", "enter", "escape"})
+
+
+def fitted(text: str, width: int) -> str:
+    """`text`'s leading " · " pieces that fit in `width` cells, whole (never cut mid-word)."""
+    pieces = text.split(" · ")
+    while len(pieces) > 1 and cell_len(" · ".join(pieces)) > width:
+        pieces.pop()
+    return " · ".join(pieces)
 
 
 class PromptInput(TextArea):
@@ -62,8 +71,17 @@ class PromptInput(TextArea):
             highlight_cursor_line=False,
         )
         self.menu_open = False
+        self._full_placeholder = placeholder
         # What a paste becomes (an image's `[image #N]` tag), or None to paste it as text.
         self.paste_filter: Callable[[str], str | None] = lambda _text: None
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.placeholder = fitted(self._full_placeholder, self.content_size.width)
+
+    def invite(self, placeholder: str) -> None:
+        """Show `placeholder` (as much of it as fits whole) while nothing is typed."""
+        self._full_placeholder = placeholder
+        self.placeholder = fitted(placeholder, self.content_size.width or len(placeholder))
 
     def on_mount(self) -> None:
         if self.app.is_headless:
