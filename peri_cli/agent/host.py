@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from peri_cli.agent.loop import Agent
     from peri_cli.agent.subagents import SubagentManager
     from peri_cli.base.modes import Mode
@@ -76,6 +78,7 @@ class HeldPath:
 class SessionHost(Protocol):
     workspace: Path
     peri_home: Path
+    env: Mapping[str, str]  # the run's environment (the process's, or the program's `env`)
     store: SessionStore
     provider_name: str
     model: str

@@ -109,8 +109,13 @@ class Settings(_Section):
     hooks: dict[str, Any] = Field(default_factory=dict)
     # The longest wait Peri accepts from a server's retry-after before failing with a message.
     retry_max_wait_seconds: float = Field(default=60.0, ge=0.0)
-    # The TUI rings the bell / sends an OSC 9 notification when a long turn ends or an approval
-    # waits while the terminal is unfocused; false turns that off.
+    # How the TUI tells an unfocused terminal that an approval, a question or an ended turn
+    # waits (Claude Code's values, `tui/notify.py`); None: `notifications` decides (false is
+    # `notifications_disabled`, Peri's older switch).
+    preferredNotifChannel: (
+        Literal["auto", "iterm2", "ghostty", "kitty", "terminal_bell", "notifications_disabled"]
+        | None
+    ) = None
     notifications: bool = True
     # Offer the TodoWrite task list tool (Claude Code's key); false drops it from new sessions.
     todoTool: bool = True

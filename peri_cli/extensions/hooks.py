@@ -25,12 +25,18 @@ from peri_cli.permissions.rules import evaluate
 from peri_cli.permissions.trust import Loosening, WorkspaceFiles
 
 HookEvent = Literal[
-    "PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart", "Stop", "PreCompact"
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "SessionStart",
+    "Stop",
+    "PreCompact",
+    "Notification",
 ]
 EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 # Claude Code events Peri does not send (yet): configured ones are reported, not run.
 UNSUPPORTED_EVENTS = frozenset(
-    {"Notification", "SubagentStop", "SessionEnd", "PermissionRequest", "PostToolUseFailure"}
+    {"SubagentStop", "SessionEnd", "PermissionRequest", "PostToolUseFailure"}
 )
 # What `matcher` is matched against: the tool name, the session start's source, the trigger.
 MATCHED_ON: dict[str, str] = {
@@ -38,6 +44,7 @@ MATCHED_ON: dict[str, str] = {
     "PostToolUse": "tool_name",
     "SessionStart": "source",
     "PreCompact": "trigger",
+    "Notification": "notification_type",
 }
 DEFAULT_TIMEOUT = 600.0  # seconds: Claude Code gives command hooks 10 minutes
 _SIMPLE_MATCHER = re.compile(r"[A-Za-z0-9_|]+")

@@ -19,10 +19,11 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 
-from peri_cli.tui import approvals_ui, exit_signals, keymap
+from peri_cli.tui import approvals_ui, exit_signals, keymap, notify
 from peri_cli.tui.agents_ui import AgentsUI
 from peri_cli.tui.history import HISTORY_FILE, PromptHistory
 from peri_cli.tui.keys import Keys
+from peri_cli.tui.notify import Kind
 from peri_cli.tui.sessions import Sessions
 from peri_cli.tui.startup import QuietStart, RuntimeSlot
 from peri_cli.tui.turns import Turns
@@ -111,7 +112,7 @@ class PeriApp(App[int]):
         self.keys = Keys(self)
         self._closing = False
         self._quiet_start: QuietStart | None = None  # the build waits for a gap in the typing
-        self._focused = True  # the terminal has focus (as far as it reports focus changes)
+        self.terminal_focused = True  # the terminal has focus (as far as it reports focus changes)
         self.notifications: list[str] = []  # what was sent to the terminal as a notification
 
     def compose(self) -> ComposeResult:
@@ -167,9 +168,8 @@ class PeriApp(App[int]):
 
     @property
     def busy(self) -> bool:
-        return (
-            not self.ready or self.sessions.attaching or self.turns.dispatching or self.turn_running
-        )
+        turns = self.turns
+        return not self.ready or self.sessions.attaching or turns.dispatching or turns.running
 
     @property
     def queue(self) -> list[str]:
@@ -291,25 +291,26 @@ class PeriApp(App[int]):
 
     def on_approval_dock_asked(self, _event: ApprovalDock.Asked) -> None:
         self.call_after_refresh(self.fit_approval)
-        if not self._focused:
-            self.notify_user("Peri is waiting for your approval")
+        self.notify_user("Peri is waiting for your approval", "permission_prompt")
 
     def on_app_blur(self, _event: events.AppBlur) -> None:
-        self._focused = False
+        self.terminal_focused = False
 
     def on_app_focus(self, _event: events.AppFocus) -> None:
-        self._focused = True
+        self.terminal_focused = True
 
-    def notify_user(self, text: str) -> None:
-        """Ring the bell and send an OSC 9 notification (`notifications: false` turns it
-        off). `text` is Peri's own fixed words, never model text."""
-        if self.slot.runtime is None or not self.runtime.settings.notifications:
-            return
-        self.notifications.append(text)
-        self.bell()
-        driver = self._driver
-        if driver is not None and text.isprintable() and "\x1b" not in text:
-            driver.write(f"\x1b]9;{text}\x07")
+    def notify_user(self, text: str, kind: Kind = "idle_prompt") -> None:
+        """Tell an unfocused terminal that Peri waits (`tui/notify.py`)."""
+        if notify.send(
+            self.slot.runtime,
+            self.terminal_focused,
+            text,
+            kind,
+            run=lambda hook: self.run_worker(hook, group="notification-hook"),
+            bell=self.bell,
+            write=self._driver.write if self._driver is not None else notify.nowhere,
+        ):
+            self.notifications.append(text)
 
     # keys (`keymap` lists them, `keys.Keys` carries them out)
 

@@ -62,3 +62,4 @@ async def ask_question(app: AppPort, event: PermissionRequested) -> None:
 
     event.future.add_done_callback(stopped)
     await app.push_screen(picker, callback=done)
+    app.notify_user("Peri has a question for you", "elicitation_dialog")

@@ -137,7 +137,7 @@ async def test_a_user_prompt_submit_callback_adds_context(
 @pytest.mark.parametrize(
     ("hooks", "named"),
     [
-        ({"Notification": []}, "'Notification'"),
+        ({"SessionEnd": []}, "'SessionEnd'"),
         ({"PreToolUse": HookMatcher()}, "a list of HookMatcher"),
         ({"PreToolUse": [lambda *a: {}]}, "a HookMatcher, not function"),
         ({"PreToolUse": [HookMatcher("(", [])]}, "matcher '('"),

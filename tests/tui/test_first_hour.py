@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
 from peri_cli.tui.app import PeriApp
 from peri_cli.tui.completion import near_command
@@ -138,3 +140,67 @@ async def test_the_footer_and_placeholder_show_whole_pieces_at_60_columns(tmp_pa
         shown = screen_text(app)
         assert "Ctrl+J for a new line" in shown and shown.splitlines()[-1].count("^") >= 2
     runtime.close()
+
+
+def test_the_notification_channels_write_their_own_sequences() -> None:
+    from peri_cli.base.settings import Settings
+    from peri_cli.tui.notify import channel_of, signal_for
+
+    plain = Settings()
+    assert channel_of(plain, {"TERM_PROGRAM": "iTerm.app"}) == "iterm2"
+    assert channel_of(plain, {"TERM": "xterm-kitty"}) == "kitty"
+    assert channel_of(plain, {"TERM_PROGRAM": "ghostty"}) == "ghostty"
+    assert channel_of(plain, {}) == "auto"
+    off = Settings(notifications=False)
+    assert channel_of(off, {"TERM_PROGRAM": "iTerm.app"}) == "notifications_disabled"
+    chosen = Settings(preferredNotifChannel="terminal_bell", notifications=False)
+    assert channel_of(chosen, {}) == "terminal_bell"  # the new key wins over the old
+    assert signal_for("iterm2", "Peri waits") == (False, "\x1b]9;Peri waits\x07")
+    assert signal_for("ghostty", "Peri waits") == (False, "\x1b]777;notify;Peri;Peri waits\x07")
+    assert signal_for("kitty", "Peri waits")[1].startswith("\x1b]99;")
+    assert signal_for("terminal_bell", "Peri waits") == (True, "")
+    assert signal_for("notifications_disabled", "Peri waits") == (False, "")
+    assert signal_for("iterm2", "bad\x1b]0;x") == (True, "")  # never a sequence of ours broken
+
+
+async def test_an_unfocused_approval_runs_the_notification_hook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Notification hook gets Claude Code's input (message, notification_type) whenever
+    a notification would be sent: here an approval while the terminal is unfocused."""
+    import json
+
+    from textual import events
+
+    from peri_cli.providers.scripted import ScriptedCall
+    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+
+    from .test_extension_commands import builder, hook, ready, user_settings
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.chdir(ws)
+    seen = tmp_path / "seen.json"
+    script = tmp_path / "note.sh"
+    script.write_text(f"#!/bin/sh\ncat > {seen}\n")
+    script.chmod(0o755)
+    user_settings(tmp_path, hooks={"Notification": hook(str(script), "permission_prompt")})
+    write = ScriptedReply(tool_calls=[ScriptedCall("Write", {"file_path": "x", "content": "1"})])
+    app = PeriApp(
+        builder(tmp_path, replies=[write, ScriptedReply(text="ok")]), clock=lambda: FIXED_NOW
+    )
+    async with app.run_test(size=(60, 20)) as pilot:
+        await ready(pilot)
+        app.post_message(events.AppBlur())
+        await pilot.pause(0.05)
+        await send(pilot, "write x", wait=False)
+        await until(pilot, lambda: list(app.query(PermissionPrompt)), what="the approval")
+        await until(pilot, seen.exists, what="the hook")
+        await until(pilot, lambda: seen.read_text().endswith("}"), what="its input")
+        data = json.loads(seen.read_text())
+        assert data["hook_event_name"] == "Notification"
+        assert data["notification_type"] == "permission_prompt"
+        assert data["message"] == "Peri is waiting for your approval"
+        await pilot.press("n")
+        await until(pilot, lambda: not app.busy)
+    app.runtime.close()
