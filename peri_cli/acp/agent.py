@@ -149,6 +149,14 @@ class PeriAgent:
         options = await self._session(session_id).set_config(config_id, value)
         return SetSessionConfigOptionResponse(config_options=options)
 
+    async def cancel_all(self) -> None:
+        """End every session's running prompt (Peri is stopping)."""
+        for session in list(self.sessions.values()):
+            try:
+                await session.cancel()
+            except Exception:
+                log.exception("cancelling a session's prompt failed")
+
     async def close(self) -> None:
         for session in list(self.sessions.values()):
             try:

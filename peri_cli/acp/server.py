@@ -1,12 +1,18 @@
 """`peri acp`: the process. stdout carries JSON-RPC and nothing else: the real stdout is kept
 for the transport and file descriptor 1 becomes stderr, so a stray print, a library's warning
-or a child process that inherits it cannot corrupt the stream. Logs go to stderr."""
+or a child process that inherits it cannot corrupt the stream. Logs go to stderr.
+
+SIGTERM and SIGHUP (an editor closing, a terminal going away) end every running turn (its
+prompt is answered "cancelled"), stop every process of every session (a running command,
+background commands, MCP servers) and exit with 128 + the signal's number."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 from typing import IO
 
@@ -17,6 +23,9 @@ from peri_cli.acp.session import Launch
 from peri_cli.acp.transport import LineTransport
 
 log = logging.getLogger("peri.acp")
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+ANSWER_WAIT = 5.0  # seconds the cancelled prompts have to be answered before Peri exits
 
 
 def _claim_stdout() -> IO[bytes]:
@@ -37,19 +46,38 @@ def run_acp(launch: Launch) -> int:
     )
     wire = _claim_stdout()
     try:
-        asyncio.run(serve(launch, sys.stdin.buffer, wire))
+        signum = asyncio.run(serve(launch, sys.stdin.buffer, wire))
     except KeyboardInterrupt:
         return 130
-    return 0
+    return 128 + signum if signum else 0
 
 
-async def serve(launch: Launch, reader: IO[bytes], writer: IO[bytes]) -> None:
-    """Answer requests until stdin ends, then release every session."""
+async def serve(launch: Launch, reader: IO[bytes], writer: IO[bytes]) -> int:
+    """Answer requests until stdin ends or a signal comes, then release every session; the
+    signal's number (0: stdin ended)."""
     agent = PeriAgent(launch)
     transport = LineTransport(reader, writer)
     conn = AgentSideConnection(agent, transport, listening=False)
+    got: list[int] = []
+
+    async def stop(signum: int) -> None:
+        await agent.cancel_all()  # each running prompt is answered "cancelled"
+        await transport.answered(ANSWER_WAIT)
+        transport.end()
+
+    def on_signal(signum: int) -> None:
+        if not got:
+            log.warning("%s: ending every turn and session", signal.Signals(signum).name)
+            got.append(signum)
+            asyncio.get_running_loop().create_task(stop(signum))
+
+    loop = asyncio.get_running_loop()
+    for signum in SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, on_signal, signum)
     try:
         await conn.listen()
     finally:
         await agent.close()
         await conn.close()
+    return got[0] if got else 0

@@ -9,12 +9,15 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import threading
+from collections.abc import Iterator
 from typing import IO, Any
 
 log = logging.getLogger("peri.acp")
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+READ_SIZE = 1 << 16
 
 
 def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
@@ -44,6 +47,29 @@ def check_message(message: Any) -> dict[str, Any] | None:
     return _error(INVALID_REQUEST, "Invalid Request: neither a request nor a response", request_id)
 
 
+def _lines_of(reader: IO[bytes]) -> Iterator[bytes]:
+    """The stream's lines, read from its descriptor when it has one: a thread blocked in
+    `os.read` holds no lock of the buffered reader, so the process can exit while it waits
+    (a signal ends `peri acp` with the editor still connected)."""
+    try:
+        fd = reader.fileno()
+    except (OSError, ValueError, AttributeError):
+        yield from iter(reader.readline, b"")
+        return
+    parts: list[bytes] = []  # the line read so far (a long one comes in many chunks)
+    while chunk := os.read(fd, READ_SIZE):
+        if b"\n" not in chunk:
+            parts.append(chunk)
+            continue
+        *lines, rest = chunk.split(b"\n")
+        lines[0] = b"".join([*parts, lines[0]])
+        for line in lines:
+            yield line + b"\n"
+        parts = [rest] if rest else []
+    if parts:
+        yield b"".join(parts)
+
+
 class LineTransport:
     """The `acp` Transport (send / receive / close) over a byte stream in and one out.
 
@@ -55,12 +81,14 @@ class LineTransport:
         self._lines: asyncio.Queue[bytes] = asyncio.Queue()
         self._write_lock = threading.Lock()
         self._closed = False
+        self._open: set[Any] = set()  # ids of the editor's requests not answered yet
+        self._answered = asyncio.Event()  # set each time one is answered
         loop = asyncio.get_running_loop()
         threading.Thread(target=self._read, args=(loop,), daemon=True).start()
 
     def _read(self, loop: asyncio.AbstractEventLoop) -> None:
         try:
-            for line in iter(self._reader.readline, b""):
+            for line in _lines_of(self._reader):
                 loop.call_soon_threadsafe(self._lines.put_nowait, line)
         except (OSError, ValueError):
             log.exception("reading stdin failed")
@@ -70,6 +98,9 @@ class LineTransport:
                 loop.call_soon_threadsafe(self._lines.put_nowait, b"")
 
     async def send(self, message: dict[str, Any]) -> None:
+        if "method" not in message and message.get("id") in self._open:
+            self._open.discard(message["id"])
+            self._answered.set()
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         with self._write_lock:  # one whole line at a time, whoever sends
             if self._closed:
@@ -93,6 +124,8 @@ class LineTransport:
             if (problem := check_message(message)) is not None:
                 await self._answer(problem)
                 continue
+            if "method" in message and message.get("id") is not None:
+                self._open.add(message["id"])
             return dict(message)
 
     async def _answer(self, error: dict[str, Any]) -> None:
@@ -101,6 +134,23 @@ class LineTransport:
             await self.send(error)
         except (OSError, ConnectionError):
             log.exception("could not answer a malformed message")
+
+    def end(self) -> None:
+        """Read no more: `receive` answers None, as when stdin ends (a signal stops Peri)."""
+        self._lines.put_nowait(b"")
+
+    async def answered(self, timeout: float) -> bool:
+        """Until every request read so far has been answered (True), or `timeout` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._open:
+            self._answered.clear()
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), left)
+        return True
 
     async def close(self) -> None:
         with self._write_lock:
