@@ -20,12 +20,40 @@ from acp import AgentSideConnection
 
 from peri_cli.acp.agent import PeriAgent
 from peri_cli.acp.session import Launch
-from peri_cli.acp.transport import LineTransport
+from peri_cli.acp.transport import LineTransport, one_error
 
 log = logging.getLogger("peri.acp")
 
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+UNHANDLED_NOTIFICATION = "Unhandled error while handling notification"  # (the acp package's)
 ANSWER_WAIT = 5.0  # seconds the cancelled prompts have to be answered before Peri exits
+
+
+class OneLineNotices(logging.Filter):
+    """The acp package logs a notification it could not take (a malformed `session/cancel`)
+    with a traceback; Peri says it in one line: the method and what was wrong with it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not (record.exc_info and str(record.msg).startswith(UNHANDLED_NOTIFICATION)):
+            return True
+        method = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+        record.msg, record.args = "ignored a malformed %s notification: %s", (method, _why(record))
+        record.exc_info, record.exc_text = None, None
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.name = log.name
+        return True
+
+
+def _why(record: logging.LogRecord) -> str:
+    error = record.exc_info[1] if record.exc_info else None
+    errors = getattr(error, "errors", None)
+    if callable(errors):  # pydantic's ValidationError: each field and what is wrong
+        try:
+            return "; ".join(one_error(e) for e in errors()[:3])
+        except Exception:
+            pass
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
 
 
 def _claim_stdout() -> IO[bytes]:
@@ -44,6 +72,8 @@ def run_acp(launch: Launch) -> int:
         level=getattr(logging, level, logging.WARNING),
         format="peri acp: %(levelname)s %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(OneLineNotices())
     wire = _claim_stdout()
     try:
         signum = asyncio.run(serve(launch, sys.stdin.buffer, wire))

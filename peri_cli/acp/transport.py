@@ -18,6 +18,7 @@ log = logging.getLogger("peri.acp")
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 READ_SIZE = 1 << 16
+REASON_CAP = 500
 
 
 def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
@@ -45,6 +46,44 @@ def check_message(message: Any) -> dict[str, Any] | None:
     if "id" in message and ("result" in message or "error" in message):
         return None  # a response to one of our requests
     return _error(INVALID_REQUEST, "Invalid Request: neither a request nor a response", request_id)
+
+
+def with_reason(error: dict[str, Any]) -> dict[str, Any]:
+    """The error with `data.reason`: one line an editor can show a person, from the message
+    and whatever the data says (a pydantic error list, `details`, the field at fault)."""
+    data = error.get("data")
+    if isinstance(data, dict) and isinstance(data.get("reason"), str):
+        return error
+    detail = _detail(data)
+    message = str(error.get("message") or "Error")
+    line = " ".join((f"{message}: {detail}" if detail else message).split())  # one line
+    line = line if len(line) <= REASON_CAP else line[: REASON_CAP - 1] + "…"
+    kept = dict(data) if isinstance(data, dict) else ({} if data is None else {"details": data})
+    return {**error, "data": {**kept, "reason": line}}
+
+
+def _detail(data: Any) -> str:
+    if data is None:
+        return ""
+    if isinstance(data, str):
+        return data
+    if not isinstance(data, dict):
+        return json.dumps(data, ensure_ascii=False, default=str)
+    errors = data.get("errors")
+    if isinstance(errors, list) and errors:
+        return "; ".join(one_error(e) for e in errors[:3])
+    if isinstance(details := data.get("details"), str):
+        return details
+    return "; ".join(f"{k}: {v}" for k, v in data.items())
+
+
+def one_error(error: Any) -> str:
+    """A pydantic error (`{"loc": [...], "msg": ...}`) as `field: what is wrong`."""
+    if not isinstance(error, dict):
+        return str(error)
+    where = ".".join(str(part) for part in error.get("loc") or ())
+    what = str(error.get("msg") or "invalid")
+    return f"{where}: {what}" if where else what
 
 
 def _lines_of(reader: IO[bytes]) -> Iterator[bytes]:
@@ -101,6 +140,8 @@ class LineTransport:
         if "method" not in message and message.get("id") in self._open:
             self._open.discard(message["id"])
             self._answered.set()
+        if isinstance(error := message.get("error"), dict):
+            message = {**message, "error": with_reason(error)}
         data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         with self._write_lock:  # one whole line at a time, whoever sends
             if self._closed:
