@@ -32,6 +32,8 @@ from peri_cli.acp.session import EditorSession, Launch
 
 log = logging.getLogger("peri.acp")
 
+SPOKEN = frozenset({1})  # the protocol versions Peri speaks
+
 AUTH_METHODS: list[EnvVarAuthMethod | TerminalAuthMethod | AuthMethodAgent] = [
     EnvVarAuthMethod(
         type="env_var",
@@ -68,7 +70,8 @@ class PeriAgent:
         elicitation = client_capabilities.elicitation if client_capabilities else None
         self.launch.forms = bool(elicitation and elicitation.form is not None)
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            # the version asked when Peri speaks it, else Peri's latest (the spec's rule)
+            protocol_version=protocol_version if protocol_version in SPOKEN else PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
@@ -148,6 +151,14 @@ class PeriAgent:
     ) -> SetSessionConfigOptionResponse:
         options = await self._session(session_id).set_config(config_id, value)
         return SetSessionConfigOptionResponse(config_options=options)
+
+    async def cancel_all(self) -> None:
+        """End every session's running prompt (Peri is stopping)."""
+        for session in list(self.sessions.values()):
+            try:
+                await session.cancel()
+            except Exception:
+                log.exception("cancelling a session's prompt failed")
 
     async def close(self) -> None:
         for session in list(self.sessions.values()):

@@ -14,6 +14,7 @@ from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from peri_cli.acp.questions import ask_plan, ask_questions
 from peri_cli.acp.tools import KindOf, asked_content, other_kind, plain, title_of
+from peri_cli.acp.updates import Updates
 from peri_cli.sdk import Allow, Asking, Deny, PermissionContext, keeps_label
 
 NETWORK_TOOL = "Network"  # (CONTRACT.md §8: a sandbox's question about a domain)
@@ -89,6 +90,7 @@ class EditorAsker:
         self.conn, self.cwd, self.forms = conn, cwd, forms
         self.kind_of: KindOf = other_kind  # the session's tools' own, once it is connected
         self.on_mode: Callable[[str], Awaitable[None]] | None = None  # a plan approved
+        self.updates: Updates | None = None  # the session's: the call is shown before asking
 
     async def _ask(
         self, asking: Asking, tool_input: dict[str, Any], context: PermissionContext
@@ -102,9 +104,25 @@ class EditorAsker:
             await self.on_mode(mode)
         return verdict
 
+    async def _show_call(
+        self, tool_name: str, tool_input: dict[str, Any], context: PermissionContext
+    ) -> None:
+        """The main agent's call as a `tool_call` first (a SubAgent's calls are shown as its
+        Agent call's progress; a Network question belongs to no call)."""
+        if self.updates is None or context.agent is not None or not context.tool_use_id:
+            return
+        if tool_name == NETWORK_TOOL:
+            return
+        for update in self.updates.asked(context.tool_use_id, tool_name, tool_input):
+            try:
+                await self.conn.session_update(session_id=context.session_id, update=update)
+            except Exception as e:  # the editor went away: the question fails next
+                log.info("tool_call not sent: %s", e)
+
     async def __call__(
         self, tool_name: str, tool_input: dict[str, Any], context: PermissionContext
     ) -> Allow | Deny:
+        await self._show_call(tool_name, tool_input, context)
         if context.asking is not None:
             return await self._ask(context.asking, tool_input, context)
         title = title_of(tool_name, tool_input, self.cwd)

@@ -120,7 +120,7 @@ class EditorSession:
         if files is not None:
             files.session_id = client.session_id
         session = cls(conn, client, spec.workspace, launch)
-        asker.on_mode = session.mode_changed
+        asker.on_mode, asker.updates = session.mode_changed, session.updates
         return session
 
     @property

@@ -84,6 +84,7 @@ class Updates:
         self.agents: dict[str, list[str]] = {}  # Agent call id -> its child's steps
         self.answers: dict[str, str] = {}  # Agent call id -> what the call answered
         self.parents: dict[str, str] = {}  # SubAgent id -> the Agent call that started it
+        self.shown: set[str] = set()  # calls whose `tool_call` went out before their question
 
     def live(self, event: Event) -> list[Update]:
         """A running prompt's event: text streams as deltas, so whole replies add nothing."""
@@ -132,27 +133,39 @@ class Updates:
                 return [plan(event)]
         return []
 
+    def asked(self, call_id: str, name: str, tool_input: dict[str, Any]) -> list[Update]:
+        """The call's `tool_call`, sent before the permission question about it (the editor
+        shows the question on a call it knows); once."""
+        if call_id in self.shown or call_id in self.calls:
+            return []
+        self.shown.add(call_id)
+        return [self._start(call_id, name, tool_input)]
+
+    def _start(self, call_id: str, name: str, tool_input: dict[str, Any]) -> ToolCallStart:
+        return ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=call_id,
+            title=title_of(name, tool_input, self.cwd),
+            kind=self.kind_of(name),
+            status="pending",
+            locations=locations_of(name, tool_input, self.cwd) or None,
+            raw_input=tool_input,
+        )
+
     def started(self, event: ToolUseEvent) -> list[Update]:
         self.calls[event.id] = (event.name, dict(event.input))
         if event.name == "Agent":
             self.agents[event.id] = []
-        return [
-            ToolCallStart(
-                session_update="tool_call",
-                tool_call_id=event.id,
-                title=title_of(event.name, event.input, self.cwd),
-                kind=self.kind_of(event.name),
-                status="pending",
-                locations=locations_of(event.name, event.input, self.cwd) or None,
-                raw_input=event.input,
-            ),
-            ToolCallProgress(
-                session_update="tool_call_update", tool_call_id=event.id, status="in_progress"
-            ),
-        ]
+        running = ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=event.id, status="in_progress"
+        )
+        if event.id in self.shown:  # announced with its question already
+            return [running]
+        return [self._start(event.id, event.name, event.input), running]
 
     def finished(self, event: ToolResultEvent) -> list[Update]:
         name, tool_input = self.calls.pop(event.tool_use_id, (event.name, {}))
+        self.shown.discard(event.tool_use_id)
         content = [] if event.is_error else diff_of(name, tool_input, self.cwd)
         output = event.content[:OUTPUT_CAP]
         if event.tool_use_id in self.agents:
@@ -165,7 +178,8 @@ class Updates:
                 tool_call_id=event.tool_use_id,
                 status="failed" if event.is_error else "completed",
                 content=content,
-                raw_output=output,
+                # an object, never a string: editors (toad) drop a result whose rawOutput is one
+                raw_output={"output": output, "is_error": event.is_error},
             )
         ]
 

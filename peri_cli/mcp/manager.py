@@ -211,6 +211,9 @@ class McpManager:
     def status(self, name: str) -> ServerStatus | None:
         return self._status.get(name)
 
+    def tools_of(self, name: str) -> list[McpTool]:
+        return list(self._tools.get(name, []))
+
     def add_listener(self, listener: StatusListener) -> None:
         """`listener(status)` on every change, called on the manager's thread: hand it to your
         own loop (e.g. `loop.call_soon_threadsafe`)."""

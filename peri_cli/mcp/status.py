@@ -64,3 +64,31 @@ class ServerStatus:
             "tools": self.tools,
             "prompts": self.prompts,
         }
+
+
+# Peri's states as the Claude Agent SDK's `McpServerConnectionStatus` names them.
+SDK_STATUS = {
+    "connecting": "pending",
+    "connected": "connected",
+    "failed": "failed",
+    "stopped": "failed",
+    "skipped": "disabled",
+}
+
+
+def sdk_status(status: ServerStatus, tools: list[tuple[str, str]]) -> dict[str, object]:
+    """One entry of `get_mcp_status()["mcpServers"]`, in the Claude Agent SDK's shape: `name`,
+    `status` (pending, connected, failed, disabled), `scope`, `transport`, `tools` (each
+    `{"name", "description"}` as the server names it), `error` when it is not connected, and
+    Peri's own `detail` line."""
+    entry: dict[str, object] = {
+        "name": status.name,
+        "status": SDK_STATUS[status.state],
+        "scope": status.scope,
+        "transport": status.transport,
+        "tools": [{"name": n, "description": d} for n, d in tools],
+        "detail": status.detail,
+    }
+    if status.state in ("failed", "stopped", "skipped"):
+        entry["error"] = status.detail
+    return entry

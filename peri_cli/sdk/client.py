@@ -310,6 +310,12 @@ class PeriClient:
             raise PeriError("the client is not connected: use `async with PeriClient(...)`")
         return self.runtime
 
+    async def get_mcp_status(self) -> dict[str, list[dict[str, object]]]:
+        """The MCP servers now, as the Claude Agent SDK's `get_mcp_status()` answers:
+        `{"mcpServers": [{"name", "status", "scope", "transport", "tools", "error"?, ...}]}`,
+        `status` one of pending, connected, failed, disabled."""
+        return {"mcpServers": self._connected().mcp_status_list()}
+
 
 def _partial(event: Event) -> bool:
     return event.type in PARTIAL_TYPES

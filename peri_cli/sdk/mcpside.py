@@ -13,13 +13,19 @@ from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from peri_cli.base.settings import LoadedSettings, Settings
     from peri_cli.mcp.boot import Boot
     from peri_cli.mcp.config import ServerConfig
     from peri_cli.mcp.manager import McpManager
     from peri_cli.session.store import SessionStore
+
+
+# Where the servers a program (`PeriOptions.mcp_servers`) or an editor (ACP `session/new`)
+# passed come from: the settings layer `runtime.mcp_layers` makes of them.
+GIVEN_SOURCE = "<PeriOptions.mcp_servers>"
+GIVE_MARGIN = 1.0  # seconds beyond the start-up timeout a prompt waits for a given server
 
 
 class McpSide:
@@ -142,6 +148,41 @@ class McpSide:
     def mcp_statuses(self) -> list[str]:
         manager = self._mcp_on()
         return [] if manager is None else [visible(s.line()) for s in manager.statuses()]
+
+    def mcp_status_list(self) -> list[dict[str, object]]:
+        """Every server now, in the Claude Agent SDK's `get_mcp_status()` entry shape."""
+        from peri_cli.mcp.status import sdk_status
+
+        manager = self._mcp_on()
+        if manager is None:
+            return []
+        return [
+            sdk_status(s, [(t.remote_name, t.spec().description) for t in manager.tools_of(s.name)])
+            for s in manager.statuses()
+        ]
+
+    def _given_servers(self) -> list[str]:
+        """The servers the program or editor passed (not those the settings files name)."""
+        servers = self.loaded.mcp_servers if self.loaded is not None else ()
+        return [s.name for s in servers if s.source.where == GIVEN_SOURCE]
+
+    async def wait_given_servers(self, say: Callable[[str], None]) -> None:
+        """Before a prompt: wait for the servers the program or editor passed that are still
+        starting (up to their start-up timeout), `say`ing which; so their tools are there for
+        the prompt's first call. Servers from the settings files are not waited for."""
+        import asyncio
+
+        manager = self._mcp_on()
+        if manager is None:
+            return
+        waiting = [n for n in self._given_servers() if manager.is_pending(n)]
+        if not waiting:
+            return
+        limit = manager.timeouts.connect
+        names = ", ".join(repr(n) for n in waiting)
+        which = "server" if len(waiting) == 1 else "servers"
+        say(visible(f"Waiting for MCP {which} {names} still starting (up to {limit:g} s)"))
+        await asyncio.gather(*(manager.wait_ready(n, limit + GIVE_MARGIN) for n in waiting))
 
     def mcp_reconnect(self, name: str) -> str:
         manager = self._mcp_on()

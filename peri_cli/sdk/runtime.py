@@ -29,6 +29,7 @@ from peri_cli.extensions.skills.discovery import load_skills
 from peri_cli.permissions.rule_sources import RuleSet, rules_from_cli, ruleset_from_layers
 from peri_cli.permissions.trust import Loosening, TrustState
 from peri_cli.sdk.composed import Runtime, choose_provider, credentials_problem
+from peri_cli.sdk.mcpside import GIVEN_SOURCE
 from peri_cli.sdk.plugins import (
     ActivePlugins,
     active_plugins,
@@ -82,7 +83,7 @@ def mcp_layers(servers: Mapping[str, Any] | None) -> list[SettingsLayer]:
     if not servers:
         return []
     servers = servers.get("mcpServers", servers)
-    return [SettingsLayer("user", Path("<PeriOptions.mcp_servers>"), {"mcpServers": servers})]
+    return [SettingsLayer("user", Path(GIVEN_SOURCE), {"mcpServers": servers})]
 
 
 def spec_from_args(

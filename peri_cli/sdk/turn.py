@@ -79,6 +79,7 @@ class PromptRun:
             elif invocation is not None:
                 self.out.error = f"/{invocation.command.name} is only available in the TUI"
             else:
+                await self.runtime.wait_given_servers(self._say)
                 if first:
                     for notice in await run_session_start(
                         agent.hooks, agent.inbox, runtime.session_source
@@ -91,6 +92,9 @@ class PromptRun:
                     await self._with_children(agent.run(expanded, attached))
         except asyncio.CancelledError:
             self.out.error = "cancelled"
+
+    def _say(self, text: str) -> None:
+        self.emit(SystemEvent.of("notice", level="warning", text=text))
 
     def _custom(
         self, command: CustomCommand, arguments: str, images: Images

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from acp import text_block
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
@@ -11,7 +12,7 @@ from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
 from tests.acp.conftest import Editor, running
 from tests.e2e.conftest import Peri
 from tests.e2e.test_mcp_e2e import execute, tool_results
-from tests.mcp.helpers import TIME_SERVER, http_server
+from tests.mcp.helpers import SERVERS, TIME_SERVER, http_server
 
 
 async def test_an_untrusted_folder_says_so_in_the_first_message(peri: Peri, editor: Editor) -> None:
@@ -72,4 +73,29 @@ async def test_the_editors_mcp_servers_run_for_the_session(peri: Peri, editor: E
     results = tool_results(peri.model_calls()[-1])
     assert any("Asia/Tokyo" in r and "datetime" in r for r in results), results
     assert any("tok-from-the-editor" in r for r in results), results
-    assert editor.text() == "both answered"
+    # (the prompt waited for the editor's servers that were still starting, and said so)
+    assert editor.text().endswith("both answered")
+
+
+async def test_a_slow_server_the_editor_passed_is_waited_for_by_the_first_prompt(
+    peri: Peri, editor: Editor
+) -> None:
+    peri.server.set_script(
+        [
+            {"tool_calls": [{"name": "mcp__slow__echo", "input": {"text": "hi"}}]},
+            {"text": "echoed"},
+        ]
+    )
+    slow = McpServerStdio(
+        name="slow", command=sys.executable, args=[str(SERVERS / "slow_server.py"), "2"], env=[]
+    )
+    async with running(peri, editor, "--permission-mode", "bypass") as conn:
+        session = await conn.new_session(cwd=str(peri.workspace), mcp_servers=[slow])
+        prompt = [text_block("echo through the slow server")]
+        answer = await conn.prompt(session_id=session.session_id, prompt=prompt)
+    assert answer.stop_reason == "end_turn"
+    results = tool_results(peri.model_calls()[-1])
+    assert any("slow server says hi" in r for r in results), results
+    assert "Waiting for MCP server 'slow' still starting" in editor.text()
+    done = [u for u in editor.of("tool_call_update") if u.status == "completed"]
+    assert done and "slow server says hi" in done[0].raw_output["output"]
