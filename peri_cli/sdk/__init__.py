@@ -14,7 +14,8 @@ from peri_cli.base.questions import (
     answered_input,
 )
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
-from peri_cli.sdk.client import PeriClient, PeriError, query
+from peri_cli.sdk.client import PeriClient, query
+from peri_cli.sdk.errors import OptionError, PeriError
 from peri_cli.sdk.events import (
     AssistantEvent,
     CompactEvent,
@@ -37,6 +38,7 @@ from peri_cli.sdk.options import (
     Deny,
     PeriOptions,
     PermissionContext,
+    PermissionMode,
     PermissionUpdate,
 )
 
@@ -54,10 +56,12 @@ __all__ = [
     "EditorKind",
     "Event",
     "FilePort",
+    "OptionError",
     "PeriClient",
     "PeriError",
     "PeriOptions",
     "PermissionContext",
+    "PermissionMode",
     "PermissionUpdate",
     "Question",
     "ResultEvent",
