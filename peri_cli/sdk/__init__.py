@@ -14,6 +14,13 @@ from peri_cli.base.questions import (
     answered_input,
 )
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
+from peri_cli.sdk.blocks import (
+    ContentBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
 from peri_cli.sdk.client import PeriClient, query
 from peri_cli.sdk.errors import OptionError, PeriError
 from peri_cli.sdk.events import (
@@ -52,6 +59,7 @@ __all__ = [
     "AssistantEvent",
     "CanUseTool",
     "CompactEvent",
+    "ContentBlock",
     "Deny",
     "EditorKind",
     "Event",
@@ -67,12 +75,16 @@ __all__ = [
     "ResultEvent",
     "SubagentEvent",
     "SystemEvent",
+    "TextBlock",
     "TextDeltaEvent",
+    "ThinkingBlock",
     "ThinkingDeltaEvent",
     "TodoEvent",
     "ToolProgressEvent",
+    "ToolResultBlock",
     "ToolResultEvent",
     "ToolTraits",
+    "ToolUseBlock",
     "ToolUseEvent",
     "UserEvent",
     "answered_input",

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from peri_cli.sdk.blocks import ContentBlock, ToolResultBlock, blocks_of
+
 
 class _EventBase(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -62,6 +64,12 @@ class AssistantEvent(_EventBase):
         content = self.message.get("content") or []
         return "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
+    @property
+    def content(self) -> list[ContentBlock]:
+        """The reply as the Claude Agent SDK's blocks (`TextBlock`, `ThinkingBlock`,
+        `ToolUseBlock`); not part of the line."""
+        return blocks_of(list(self.message.get("content") or []))
+
 
 class UserEvent(_EventBase):
     """A prompt the person typed; only in a session's replay (`PeriClient.history()`), never
@@ -87,6 +95,13 @@ class ToolResultEvent(_EventBase):
     name: str
     content: str
     is_error: bool
+
+    @property
+    def block(self) -> ToolResultBlock:
+        """The result as the Claude Agent SDK's `ToolResultBlock`; not part of the line."""
+        return ToolResultBlock(
+            tool_use_id=self.tool_use_id, content=self.content, is_error=self.is_error
+        )
 
 
 class TodoEvent(_EventBase):
