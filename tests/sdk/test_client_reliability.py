@@ -133,12 +133,12 @@ def test_bad_options_are_refused_when_built_naming_the_option(
 
 def test_a_file_as_cwd_is_refused(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x")
-    with pytest.raises(PeriError, match="cwd.*not a directory"):
+    with pytest.raises(PeriError, match=r"cwd.*not a directory"):
         PeriOptions(cwd=tmp_path / "a.txt")
 
 
 def test_auto_is_refused_with_the_peri_mode_to_use() -> None:
-    with pytest.raises(PeriError, match="'default'|accept-edits"):
+    with pytest.raises(PeriError, match=r"'default'.*accept-edits"):
         PeriOptions(permission_mode="auto")  # type: ignore[arg-type]
 
 
