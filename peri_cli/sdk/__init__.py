@@ -15,7 +15,15 @@ from peri_cli.base.questions import (
 )
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
 from peri_cli.permissions.remembering import keeps_label
-from peri_cli.sdk.client import PeriClient, PeriError, query
+from peri_cli.sdk.blocks import (
+    ContentBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+)
+from peri_cli.sdk.client import PeriClient, query
+from peri_cli.sdk.errors import OptionError, PeriError
 from peri_cli.sdk.events import (
     AssistantEvent,
     CompactEvent,
@@ -39,6 +47,7 @@ from peri_cli.sdk.options import (
     Deny,
     PeriOptions,
     PermissionContext,
+    PermissionMode,
     PermissionUpdate,
 )
 
@@ -52,27 +61,34 @@ __all__ = [
     "AssistantEvent",
     "CanUseTool",
     "CompactEvent",
+    "ContentBlock",
     "Deny",
     "EditorKind",
     "Event",
     "FilePort",
     "HookCallback",
     "HookMatcher",
+    "OptionError",
     "PeriClient",
     "PeriError",
     "PeriOptions",
     "PermissionContext",
+    "PermissionMode",
     "PermissionUpdate",
     "Question",
     "ResultEvent",
     "SubagentEvent",
     "SystemEvent",
+    "TextBlock",
     "TextDeltaEvent",
+    "ThinkingBlock",
     "ThinkingDeltaEvent",
     "TodoEvent",
     "ToolProgressEvent",
+    "ToolResultBlock",
     "ToolResultEvent",
     "ToolTraits",
+    "ToolUseBlock",
     "ToolUseEvent",
     "UserEvent",
     "answered_input",

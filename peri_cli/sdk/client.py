@@ -8,38 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 
 from peri_cli.agent.host import StartupError
 from peri_cli.base.events import Notice
-from peri_cli.base.modes import MODES
 from peri_cli.base.settings import SettingsLayer
-from peri_cli.base.tool import EditorKind, ToolTraits
-from peri_cli.context.plan_mode import approved_plan
-from peri_cli.extensions.commands import COMMANDS, parse_command
+from peri_cli.extensions.commands import parse_command
 from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
 from peri_cli.sdk.asking import Asker
+from peri_cli.sdk.clientviews import ClientViews
 from peri_cli.sdk.composed import Runtime
+from peri_cli.sdk.errors import PeriError
 from peri_cli.sdk.events import PARTIAL_TYPES, Event, ResultEvent
-from peri_cli.sdk.history import replay
 from peri_cli.sdk.hookmatchers import program_hooks
 from peri_cli.sdk.netasking import network_ask
-from peri_cli.sdk.options import PeriOptions
+from peri_cli.sdk.options import NO_QUESTIONS, PeriOptions, peri_mode
 from peri_cli.sdk.runtime import RunSpec, build_from_spec, mcp_layers
 from peri_cli.sdk.turn import PromptRun, watch_mcp
-
-
-class PeriError(Exception):
-    """A run that cannot start: one line for the user; `exit_code` as `peri -p` would exit
-    (2: bad usage, e.g. an unknown session id; 1: anything else)."""
-
-    def __init__(self, message: str, exit_code: int = 1, session_id: str = "") -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-        self.session_id = session_id
 
 
 def spec_from_options(options: PeriOptions) -> RunSpec:
@@ -59,7 +48,7 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
         env=env,
         provider=options.provider,
         model=options.model,
-        permission_mode=options.permission_mode,
+        permission_mode=options.peri_mode,
         max_turns=options.max_turns,
         # a program that asks for the repository's own settings files trusts them
         trust_workspace=bool({"project", "local"} & set(sources)),
@@ -76,9 +65,18 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
     )
 
 
-class PeriClient:
+class _Closed:
+    """What the queue holds last once the client is closed: `receive_messages()` ends there."""
+
+
+CLOSED = _Closed()
+
+
+class PeriClient(ClientViews):
     """A conversation: `async with PeriClient(options) as client`, then `await client.send(p)`
-    and `async for event in client.events()` (until that prompt's `result`), per prompt."""
+    (or `query(p)`) and `async for event in client.events()` (or `receive_response()`), until
+    that prompt's `result`, per prompt. Every prompt sent ends with exactly one `result`, an
+    `interrupt()` at any moment included (`result.cancelled`)."""
 
     def __init__(self, options: PeriOptions | None = None, *, spec: RunSpec | None = None) -> None:
         """`spec` (for Peri's own faces): the run as the command line describes it, instead of
@@ -86,11 +84,15 @@ class PeriClient:
         self.options = options or PeriOptions()
         self._spec = spec
         self.runtime: Runtime | None = None
-        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._queue: asyncio.Queue[Event | _Closed] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._asker: Asker | None = None
         self._prompts = 0
         self._unwatch: Callable[[], None] | None = None
+        self._unread = 0  # prompts sent whose `result` has not been read yet
+        self._started = False  # the running prompt's task has begun
+        self._cancel_first = False  # interrupted before it began: it ends at once, cancelled
+        self._closed = False
 
     async def __aenter__(self) -> PeriClient:
         await self.connect()
@@ -103,6 +105,8 @@ class PeriClient:
 
     async def connect(self) -> None:
         """Build the run: settings, session (new, resumed or forked), agent, MCP servers."""
+        if self._closed:
+            raise PeriError("the client is closed (close() or disconnect()): make a new PeriClient")
         if self.runtime is not None:
             return
         try:
@@ -112,25 +116,24 @@ class PeriClient:
             raise PeriError(str(e), e.exit_code) from e
         agent = self.runtime.agent
         assert agent is not None
-        self._asker = Asker(self.options.can_use_tool, agent.policy, self.session_id)
-        # a sandboxed command's new domain: can_use_tool("Network", {"domain": ...}) or denied
-        self.runtime.network_asker = network_ask(self.options.can_use_tool, self.session_id)
+        self._asker = Asker(None, agent.policy, self.session_id)
+        self._set_asking(self.options.asks)
         self.runtime.sandbox_sources = spec.setting_sources  # the files it reads again on change
 
-    @property
-    def session_id(self) -> str:
-        assert self.runtime is not None and self.runtime.session is not None, "not connected"
-        return self.runtime.session.id
-
-    @property
-    def warnings(self) -> list[str]:
-        """What the user should know about this run's settings, trust and session."""
-        return list(self.runtime.warnings) if self.runtime is not None else []
+    def _set_asking(self, asks: bool) -> None:
+        """Questions go to `can_use_tool` (a sandbox's new domain as "Network" too), or, under
+        `dontAsk` or without a callback, are denied as in headless mode."""
+        runtime = self._connected()
+        callback = self.options.can_use_tool if asks else None
+        assert self._asker is not None
+        self._asker.can_use_tool = callback
+        runtime.network_asker = network_ask(callback, self.session_id)
 
     async def send(self, prompt: str, *, images: Sequence[tuple[str, str]] = ()) -> None:
         """Start running `prompt` (blank: continue an unanswered session); `events()` streams
-        it. PeriError when it cannot start (nothing to continue, no provider key, a bad skill).
-        `images`: (media type, base64 data) pairs the prompt names as `[image #1]`, ... ."""
+        it. PeriError when it cannot start (nothing to continue, no provider key, a bad skill,
+        a closed client). `images`: (media type, base64 data) pairs the prompt names as
+        `[image #1]`, ... ."""
         runtime = self._connected()
         agent = runtime.agent
         assert agent is not None
@@ -146,7 +149,13 @@ class PeriClient:
         if runtime.credentials_problem and parse_command(prompt) is None:
             raise PeriError(runtime.credentials_problem, 1, self.session_id)
         prompt = self._skill(prompt)
-        self._task = asyncio.create_task(self._run(prompt, tuple(images)))
+        self._started, self._cancel_first = False, False
+        self._task = asyncio.create_task(self._run(prompt, tuple(images), time.monotonic()))
+        self._unread += 1
+
+    async def query(self, prompt: str, *, images: Sequence[tuple[str, str]] = ()) -> None:
+        """The Claude Agent SDK's name for `send()`."""
+        await self.send(prompt, images=images)
 
     def _skill(self, prompt: str) -> str:
         """`/skill-name args`: the skill's text is the prompt, its allowed tools granted."""
@@ -164,22 +173,27 @@ class PeriClient:
         runtime.agent.policy.grant_for_turn(skill.allowed_tools, skill.scope == "project")
         return invocation.message
 
-    async def _run(self, prompt: str, images: tuple[tuple[str, str], ...] = ()) -> None:
-        runtime = self._connected()
-        assert self._asker is not None and runtime.agent is not None
+    async def _run(self, prompt: str, images: tuple[tuple[str, str], ...], sent: float) -> None:
+        self._started = True  # from here a cancel lands inside `run.run`, which ends the turn
+        runtime = self.runtime
+        assert runtime is not None and self._asker is not None and runtime.agent is not None
         run = PromptRun(
             runtime,
             self._asker,
             self._queue.put_nowait,
             partial=self.options.include_partial_messages,
         )
+        run.out.started = sent
         run.init_line()
-        first = self._prompts == 0
-        self._prompts += 1
-        if first:
-            self._unwatch = watch_mcp(runtime, self._queue.put_nowait)
         try:
-            await run.run(prompt, first=first, images=images)
+            if self._cancel_first:  # interrupted before this task began
+                run.out.error = "cancelled"
+            else:
+                first = self._prompts == 0
+                self._prompts += 1
+                if first:
+                    self._unwatch = watch_mcp(runtime, self._queue.put_nowait)
+                await run.run(prompt, first=first, images=images)
         finally:
             for notice in self._asker.notices:
                 run.core(notice)
@@ -189,35 +203,62 @@ class PeriClient:
             self._queue.put_nowait(run.out.result_event(runtime.agent))
 
     async def events(self) -> AsyncIterator[Event]:
-        """The running prompt's events, up to and including its `result`."""
-        if self._task is None:
-            return
-        while True:
+        """The prompt's events, up to and including its `result`; nothing (at once) when no
+        prompt was sent whose result is unread."""
+        while self._unread > 0:
             event = await self._queue.get()
+            if isinstance(event, _Closed):
+                return
+            if isinstance(event, ResultEvent):
+                self._unread -= 1
             if self.options.include_partial_messages or not _partial(event):
                 yield event
             if isinstance(event, ResultEvent):
                 return
 
-    async def receive_response(self) -> list[Event]:
-        """The running prompt's events, all at once."""
-        return [e async for e in self.events()]
+    async def receive_response(self) -> AsyncIterator[Event]:
+        """The Claude Agent SDK's name for `events()`: up to and including the `result`."""
+        async for event in self.events():
+            yield event
+
+    async def receive_messages(self) -> AsyncIterator[Event]:
+        """Every event of every prompt, across prompts (MCP servers' changes between them
+        too), until the client is closed (`disconnect()`)."""
+        while not (self._closed and self._queue.empty()):
+            event = await self._queue.get()
+            if isinstance(event, _Closed):
+                return
+            if isinstance(event, ResultEvent):
+                self._unread -= 1
+            if self.options.include_partial_messages or not _partial(event):
+                yield event
 
     async def interrupt(self) -> None:
         """Stop the running prompt (a pending permission question is denied with it); its
-        `result` says "cancelled" and the session can be continued."""
+        `result` says "cancelled" (`result.cancelled`) and the session can be continued. A
+        no-op when nothing runs."""
         task = self._task
-        if task is not None and not task.done():
+        if task is None or task.done():
+            return
+        if self._started:
             task.cancel()
-            await asyncio.wait({task})
+        else:  # a cancel now would never let the task begin, and so never give its result
+            self._cancel_first = True
+        await asyncio.wait({task})
 
     async def set_mode(self, mode: str) -> None:
-        if mode not in MODES:
-            raise ValueError(f"unknown permission mode {mode!r}; one of {', '.join(MODES)}")
+        """The permission mode from now on: Peri's names (CONTRACT.md §6) or the Claude
+        Agent SDK's (`acceptEdits`, `bypassPermissions`, `dontAsk`); OptionError otherwise."""
+        peri = peri_mode(mode, "mode")
         runtime = self._connected()
-        runtime.mode = mode
+        runtime.mode = peri
         if runtime.agent is not None:
-            runtime.agent.policy.mode = mode
+            runtime.agent.policy.mode = peri
+        self._set_asking(mode != NO_QUESTIONS)
+
+    async def set_permission_mode(self, mode: str) -> None:
+        """The Claude Agent SDK's name for `set_mode()`."""
+        await self.set_mode(mode)
 
     async def set_model(self, name: str) -> None:
         runtime = self._connected()
@@ -225,90 +266,22 @@ class PeriClient:
         if runtime.agent is not None:
             runtime.agent.model = name
 
-    @property
-    def model(self) -> str:
-        """The model the next request uses."""
-        return self._connected().model
-
-    @property
-    def mode(self) -> str:
-        """The permission mode in force."""
-        runtime = self._connected()
-        return runtime.agent.policy.mode if runtime.agent is not None else str(runtime.mode)
-
-    @property
-    def approved_plan(self) -> str | None:
-        """The plan of the session's latest approved `ExitPlanMode` call (None: none yet)."""
-        session = self._connected().session
-        return None if session is None else approved_plan(session.entries)
-
-    @property
-    def credentials_problem(self) -> str | None:
-        """Why the provider cannot be reached (naming the variable that holds its key)."""
-        return self._connected().credentials_problem
-
-    async def list_models(self) -> list[str]:
-        """The models the provider offers (its own list; none: just the current model)."""
-        runtime = self._connected()
-        lister = getattr(runtime.agent.provider if runtime.agent else None, "list_models", None)
-        try:
-            found = await lister() if lister is not None else None
-        except Exception:  # a provider without a list, or unreachable: the current model only
-            found = None
-        names = list(found or [])
-        return names if runtime.model in names else [runtime.model, *names]
-
-    def commands(self) -> list[tuple[str, str, str]]:
-        """What a prompt may start with: (name, description, argument hint) for the slash
-        commands that run outside the TUI, the skills a person may invoke and the custom
-        commands (each by the name that reaches it)."""
-        runtime = self._connected()
-        out = [(c.name, c.description, c.usage) for c in COMMANDS.values() if c.headless]
-        out += [(s.name, s.description, s.argument_hint) for s in runtime.skills.for_user()]
-        out += [
-            (r.call, f"{r.command.description} ({r.command.where})", r.command.argument_hint)
-            for r in runtime.custom_commands.rows()
-        ]
-        return out
-
-    def tool_traits(self, name: str) -> ToolTraits:
-        """What the session's tool of that name says of itself (its capability, card argument,
-        editor kind, read-only, deferred); plain traits for a name it does not have."""
-        return self._connected().tool_traits(name)
-
-    def editor_kind(self, name: str) -> EditorKind:
-        """How an editor shows a call of that tool (ACP's tool kind)."""
-        return self.tool_traits(name).editor_kind
-
-    def history(self) -> list[Event]:
-        """The session's conversation so far as events (`UserEvent` for the person's prompts),
-        in the order written: what an editor replays when it loads the session."""
-        runtime = self._connected()
-        assert runtime.session is not None
-        return replay(runtime.session.entries, runtime.session.id)
-
     async def close(self) -> None:
-        """Stop what runs and release the session (its file stays, to be resumed)."""
+        """Stop what runs and release the session (its file stays, to be resumed); the
+        client cannot be used again (`send()` raises PeriError)."""
+        if self._closed:
+            return
         await self.interrupt()
+        self._closed = True
         if self._unwatch is not None:
             self._unwatch()
         if self.runtime is not None:
             self.runtime.close()
+        self._queue.put_nowait(CLOSED)
 
-    def denial_summary(self) -> str | None:
-        """One line for a person: how many calls were denied and the flag that allows them."""
-        runtime = self._connected()
-        agent = runtime.agent
-        if agent is None or not agent.denials:
-            return None
-        from peri_cli.sdk.summary import denial_summary
-
-        return denial_summary(agent)
-
-    def _connected(self) -> Runtime:
-        if self.runtime is None:
-            raise PeriError("the client is not connected: use `async with PeriClient(...)`")
-        return self.runtime
+    async def disconnect(self) -> None:
+        """The Claude Agent SDK's name for `close()`."""
+        await self.close()
 
     async def get_mcp_status(self) -> dict[str, list[dict[str, object]]]:
         """The MCP servers now, as the Claude Agent SDK's `get_mcp_status()` answers:

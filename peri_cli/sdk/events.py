@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from peri_cli.sdk.blocks import ContentBlock, ToolResultBlock, blocks_of
+
 
 class _EventBase(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -62,6 +64,12 @@ class AssistantEvent(_EventBase):
         content = self.message.get("content") or []
         return "".join(b.get("text", "") for b in content if b.get("type") == "text")
 
+    @property
+    def content(self) -> list[ContentBlock]:
+        """The reply as the Claude Agent SDK's blocks (`TextBlock`, `ThinkingBlock`,
+        `ToolUseBlock`); not part of the line."""
+        return blocks_of(list(self.message.get("content") or []))
+
 
 class UserEvent(_EventBase):
     """A prompt the person typed; only in a session's replay (`PeriClient.history()`), never
@@ -87,6 +95,13 @@ class ToolResultEvent(_EventBase):
     name: str
     content: str
     is_error: bool
+
+    @property
+    def block(self) -> ToolResultBlock:
+        """The result as the Claude Agent SDK's `ToolResultBlock`; not part of the line."""
+        return ToolResultBlock(
+            tool_use_id=self.tool_use_id, content=self.content, is_error=self.is_error
+        )
 
 
 class TodoEvent(_EventBase):
@@ -114,12 +129,21 @@ class CompactEvent(_EventBase):
     threshold: float | None = None
 
 
+CANCELLED = "cancelled"  # the error of a prompt stopped by `interrupt()`
+ResultSubtype = Literal["success", "error_max_turns", "error_during_execution"]
+
+
 class ResultEvent(_EventBase):
     """The last event of a prompt: what `--output-format json` prints (CONTRACT.md §2).
 
     `stop_reason`: why the model's last reply ended (`end_turn`, `tool_use`, `max_tokens`,
     `stop_sequence`, `refusal`, `other`; None when no reply came), for a program to read; it is
-    not part of the line, so `peri -p` prints what it always printed."""
+    not part of the line, so `peri -p` prints what it always printed.
+
+    As the Claude Agent SDK's result: `subtype` (`success`, `error_max_turns`,
+    `error_during_execution`), `total_cost_usd` (list price of `usage` for the session's model;
+    None when its price is unknown), `duration_ms` (from `send()` to the result) and
+    `duration_api_ms` (the part spent waiting for the model's replies)."""
 
     type: Literal["result"] = "result"
     session_id: str
@@ -130,7 +154,16 @@ class ResultEvent(_EventBase):
     permission_denials: list[dict[str, Any]]
     stable_prefix_share: float | None = None
     error: str | None = None
+    subtype: ResultSubtype = "success"
+    total_cost_usd: float | None = None
+    duration_ms: int = 0
+    duration_api_ms: int = 0
     stop_reason: str | None = Field(default=None, exclude=True)
+
+    @property
+    def cancelled(self) -> bool:
+        """The prompt was stopped by `interrupt()` (or Ctrl+C in `peri -p`)."""
+        return self.error == CANCELLED
 
     @classmethod
     def failure(cls, session_id: str, message: str) -> ResultEvent:
@@ -144,6 +177,10 @@ class ResultEvent(_EventBase):
             permission_denials=[],
             stable_prefix_share=None,
             error=message,
+            subtype="error_during_execution",
+            total_cost_usd=None,
+            duration_ms=0,
+            duration_api_ms=0,
         )
 
 

@@ -6,13 +6,47 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
 from typing import Any, Literal
 
+from peri_cli.base.modes import MODES, Mode
 from peri_cli.base.questions import Asking
 from peri_cli.base.tool import FilePort
+from peri_cli.sdk.errors import OptionError
 
 Remember = Literal["session", "project"]
 SettingSource = Literal["user", "project", "local"]
+SETTING_SOURCES = ("user", "project", "local")
+PROVIDERS = ("anthropic", "openai")
+# Peri's modes (CONTRACT.md §6) and the Claude Agent SDK's names for them; `dontAsk` is
+# `default` with every question denied (as headless), the callback never asked.
+PermissionMode = Literal[
+    "default", "accept-edits", "plan", "bypass", "acceptEdits", "bypassPermissions", "dontAsk"
+]
+MODE_ALIASES: dict[str, Mode] = {
+    "acceptEdits": "accept-edits",
+    "bypassPermissions": "bypass",
+    "dontAsk": "default",
+}
+NO_QUESTIONS = "dontAsk"
+_HINTS = {
+    "auto": "Peri has no auto mode; use 'default' (questions go to can_use_tool) or "
+    "'accept-edits' (edits in the workspace run unasked)",
+    "ask": "use 'default'",
+    "yolo": "use 'bypass' (everything runs)",
+}
+
+
+def peri_mode(name: object, option: str = "permission_mode") -> Mode:
+    """A mode name (Peri's or the Claude Agent SDK's) as Peri's mode; OptionError otherwise,
+    with a hint naming the Peri mode to use."""
+    if isinstance(name, str) and name in MODES:
+        return name
+    if isinstance(name, str) and name in MODE_ALIASES:
+        return MODE_ALIASES[name]
+    known = ", ".join([*MODES, *MODE_ALIASES])
+    hint = _HINTS.get(name, f"one of {known}") if isinstance(name, str) else f"one of {known}"
+    raise OptionError(option, f"unknown permission mode {name!r}: {hint}")
 
 
 @dataclass(frozen=True)
@@ -77,7 +111,7 @@ class PeriOptions:
     cwd: str | PathLike[str] | None = None  # the workspace (default: the process's directory)
     provider: Literal["anthropic", "openai"] | None = None
     model: str | None = None
-    permission_mode: Literal["default", "accept-edits", "plan", "bypass"] | None = None
+    permission_mode: PermissionMode | None = None  # §6, or acceptEdits/bypassPermissions/dontAsk
     allowed_tools: Sequence[str] = ()  # permission rules, e.g. "Bash(git diff:*)"
     disallowed_tools: Sequence[str] = ()
     can_use_tool: CanUseTool | None = None  # asked where the TUI would ask; None: denied
@@ -95,3 +129,55 @@ class PeriOptions:
     files: FilePort | None = None  # Read, Edit and Write through the caller
     # (last: Claude Agent SDK hooks) {"PreToolUse": [HookMatcher("Bash", [fn])]}: `hookmatchers`
     hooks: Mapping[str, Sequence[Any]] | None = None
+
+    def __post_init__(self) -> None:
+        """Refuse a bad value now, naming the option (an `OptionError`, a `PeriError`)."""
+        if self.permission_mode is not None:
+            peri_mode(self.permission_mode)
+        if self.provider is not None and self.provider not in PROVIDERS:
+            raise OptionError("provider", f"{self.provider!r} is not one of {', '.join(PROVIDERS)}")
+        turns = self.max_turns
+        if turns is not None and (not isinstance(turns, int) or isinstance(turns, bool)):
+            raise OptionError("max_turns", f"must be a whole number, not {turns!r}")
+        if turns is not None and turns < 1:
+            raise OptionError("max_turns", f"must be at least 1, not {turns}")
+        if self.cwd is not None:
+            _check_cwd(self.cwd)
+        for name in ("allowed_tools", "disallowed_tools"):
+            _check_strings(name, getattr(self, name))
+        if self.setting_sources is not None:
+            _check_strings("setting_sources", self.setting_sources)
+            for source in self.setting_sources:
+                if source not in SETTING_SOURCES:
+                    raise OptionError(
+                        "setting_sources",
+                        f"{source!r} is not one of {', '.join(SETTING_SOURCES)}",
+                    )
+
+    @property
+    def peri_mode(self) -> Mode | None:
+        """The Peri mode `permission_mode` names (None: the settings' own)."""
+        return None if self.permission_mode is None else peri_mode(self.permission_mode)
+
+    @property
+    def asks(self) -> bool:
+        """False under `dontAsk`: every question is denied, `can_use_tool` is never called."""
+        return self.permission_mode != NO_QUESTIONS
+
+
+def _check_cwd(cwd: object) -> None:
+    if not isinstance(cwd, str | PathLike):
+        raise OptionError("cwd", f"must be a path, not {type(cwd).__name__}")
+    path = Path(cwd).expanduser()
+    if not path.exists():
+        raise OptionError("cwd", f"no such directory: {path}")
+    if not path.is_dir():
+        raise OptionError("cwd", f"not a directory: {path}")
+
+
+def _check_strings(name: str, value: object) -> None:
+    if isinstance(value, str) or not isinstance(value, Sequence | set | frozenset):
+        raise OptionError(name, f"must be a list of strings, not {type(value).__name__}")
+    for item in value:
+        if not isinstance(item, str):
+            raise OptionError(name, f"must be a list of strings, not one holding {item!r}")

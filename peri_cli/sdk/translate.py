@@ -5,6 +5,7 @@ made and the error that ended the run, if any."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from peri_cli.agent.loop import Agent
@@ -19,9 +20,11 @@ from peri_cli.base.events import (
     ToolFinished,
     ToolProgress,
     TurnEnded,
+    TurnStarted,
 )
 from peri_cli.base.events import Event as CoreEvent
 from peri_cli.base.messages import dump_message
+from peri_cli.base.models import cost_usd
 from peri_cli.base.provider import TextDelta, ThinkingDelta
 from peri_cli.base.retry import Retrying
 from peri_cli.context.pressure import stable_prefix_share
@@ -32,6 +35,7 @@ from peri_cli.sdk.events import (
     CompactEvent,
     Event,
     ResultEvent,
+    ResultSubtype,
     SubagentEvent,
     SystemEvent,
     TextDeltaEvent,
@@ -53,13 +57,22 @@ class Translator:
         self.turns = 0
         self.error: str | None = None
         self.stop_reason: str | None = None  # of the main agent's last reply
+        self.started = time.monotonic()  # when the prompt was sent (the client sets it)
+        self.max_turns_hit = False
+        self._api_seconds = 0.0  # waiting for the main agent's replies
+        self._asked_at: float | None = None  # the model call under way began then
         self._announced: set[str] = set()  # tool_use ids whose `tool_use` event was sent
         self._inputs: dict[str, dict[str, Any]] = {}  # of the current reply's tool calls
         self._child_inputs: dict[str, tuple[str, dict[str, Any]]] = {}  # SubAgents' running calls
 
     def event(self, event: CoreEvent) -> list[Event]:
         match event:
+            case TurnStarted():
+                self._asked_at = time.monotonic()
             case AssistantMessage(message=message, usage=usage, stop_reason=stop):
+                if self._asked_at is not None:
+                    self._api_seconds += time.monotonic() - self._asked_at
+                    self._asked_at = None
                 self.turns += 1
                 self.stop_reason = stop
                 self._inputs = {u.id: dict(u.input) for u in message.tool_uses}
@@ -88,6 +101,7 @@ class Translator:
                 return [SystemEvent.of("notice", level=level, text=text)]
             case TurnEnded(reason=reason) if reason != "done":
                 self.error = event.line
+                self.max_turns_hit = reason == "max_turns"
             case TextDelta(text=text) if self.partial:
                 return [TextDeltaEvent(text=text)]
             case ThinkingDelta(text=text) if self.partial:
@@ -194,7 +208,21 @@ class Translator:
         }
         if self.error is not None:
             fields["error"] = self.error
+        cost = cost_usd(agent.model, usage)
+        fields |= {
+            "subtype": self._subtype(),
+            "total_cost_usd": None if cost is None else round(cost, 6),
+            "duration_ms": round((time.monotonic() - self.started) * 1000),
+            "duration_api_ms": round(self._api_seconds * 1000),
+        }
         return ResultEvent(**fields, stop_reason=self.stop_reason)
+
+    def _subtype(self) -> ResultSubtype:
+        if self.error is None:
+            return "success"
+        if self.max_turns_hit or self.error.endswith("(--max-turns)"):
+            return "error_max_turns"
+        return "error_during_execution"
 
 
 def todo_event(

@@ -12,6 +12,7 @@ machine to machine is replaced, each by a stable placeholder:
     server's URL -> <SERVER>;
   - the `init` line's tools list -> "<TOOLS>" (checked to be sorted and to hold the core tools:
     `golden_tools.py`), so a new tool changes no golden file;
+  - the result's `duration_ms` and `duration_api_ms` -> <MS>;
   - compaction figures (tokens_before/after, prefix_changed, pressure, the numbers in its detail
     and in "Compacted: A -> B tokens"): Peri estimates them over requests whose system prompt holds
     the workspace path and the platform, so they change with both.
@@ -398,6 +399,8 @@ ESTIMATES: tuple[tuple[re.Pattern[str], str], ...] = (
         "changed for <TOKENS> tokens (<PERCENT> of the next request)",
     ),
     (re.compile(r"\bCompacted: \d+ -> \d+ tokens"), "Compacted: <TOKENS> -> <TOKENS> tokens"),
+    # the result's wall-clock figures
+    (re.compile(r'("duration(?:_api)?_ms": )\d+'), r"\1<MS>"),
 )
 
 

@@ -72,6 +72,8 @@ def _normalize(text: str, peri: Peri) -> str:
     text = text.replace(str(peri.workspace.resolve()), "<WS>").replace(str(peri.home), "<HOME>")
     text = re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "<ID>", text)
     text = re.sub(r'"stable_prefix_share": [0-9.]+', '"stable_prefix_share": <S>', text)
+    text = re.sub(r'"(duration(?:_api)?_ms)": \d+', r'"\1": <MS>', text)
+    text = re.sub(r'"total_cost_usd": [0-9.e-]+', '"total_cost_usd": <USD>', text)  # of <N>
     return tools_placeholder(re.sub(r'"input_tokens": \d+', '"input_tokens": <N>', text))
 
 

@@ -47,8 +47,8 @@ def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
     return done.stdout
 
 
-def test_the_doc_has_three_examples() -> None:
-    assert len(_examples()) == 3
+def test_the_doc_has_four_examples() -> None:
+    assert len(_examples()) == 4
 
 
 def test_one_prompt(server: FakeServer, tmp_path: Path) -> None:
@@ -90,6 +90,14 @@ def test_conversation_with_a_permission_callback(server: FakeServer, tmp_path: P
     assert "only git commands in this job" in str(bodies[1]["messages"])
 
 
+def test_ported_from_the_claude_agent_sdk(server: FakeServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    server.set_script([{"text": "Nothing yet."}])
+    out = _run(_examples()[2], tmp_path, server, REPO=str(repo))
+    assert out == "Nothing yet.\nsuccess 1\n"
+
+
 @pytest.mark.parametrize("count", [3])
 def test_batch_over_repositories(server: FakeServer, tmp_path: Path, count: int) -> None:
     repos = []
@@ -98,7 +106,7 @@ def test_batch_over_repositories(server: FakeServer, tmp_path: Path, count: int)
         repo.mkdir()
         repos.append(str(repo))
     server.set_script([{"text": "f, g and h"} for _ in range(count)])
-    out = _run(_examples()[2], tmp_path, server, REPOS=os.pathsep.join(repos))
+    out = _run(_examples()[3], tmp_path, server, REPOS=os.pathsep.join(repos))
     assert out.splitlines() == [f"repo{i}: f, g and h" for i in range(count)]
     for i in range(count):
         assert (tmp_path / f".peri-repo{i}" / "projects").is_dir()
