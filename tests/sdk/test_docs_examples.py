@@ -47,15 +47,20 @@ def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
     return done.stdout
 
 
-def test_the_doc_has_four_examples() -> None:
-    assert len(_examples()) == 4
+def test_the_doc_has_five_examples() -> None:
+    assert len(_examples()) == 5
+
+
+def test_the_hook_callback_example_builds_its_options(server: FakeServer, tmp_path: Path) -> None:
+    code = _examples()[0] + "\nprint(sorted(options.hooks))\n"
+    assert _run(code, tmp_path, server) == "['PreToolUse']\n"
 
 
 def test_one_prompt(server: FakeServer, tmp_path: Path) -> None:
     server.set_script([{"text": "It is a demo.", "usage": {"output_tokens": 5}}])
     repo = tmp_path / "repo"
     repo.mkdir()
-    out = _run(_examples()[0], tmp_path, server, REPO=str(repo))
+    out = _run(_examples()[1], tmp_path, server, REPO=str(repo))
     assert out == "It is a demo. 5\n"
 
 
@@ -83,7 +88,7 @@ def test_conversation_with_a_permission_callback(server: FakeServer, tmp_path: P
             {"text": "Here is the diff."},
         ]
     )
-    out = _run(_examples()[1], tmp_path, server, REPO=str(repo))
+    out = _run(_examples()[2], tmp_path, server, REPO=str(repo))
     assert (repo / "README.md").read_text() == "the readme\n"
     assert "tool: Bash\ntool: Edit\nFixed.\ntool: Bash\nHere is the diff.\nsession " in out
     bodies = [r["body"] for r in server.requests if r["status"] == 200]
@@ -94,7 +99,7 @@ def test_ported_from_the_claude_agent_sdk(server: FakeServer, tmp_path: Path) ->
     repo = tmp_path / "repo"
     repo.mkdir()
     server.set_script([{"text": "Nothing yet."}])
-    out = _run(_examples()[2], tmp_path, server, REPO=str(repo))
+    out = _run(_examples()[3], tmp_path, server, REPO=str(repo))
     assert out == "Nothing yet.\nsuccess 1\n"
 
 
@@ -106,7 +111,7 @@ def test_batch_over_repositories(server: FakeServer, tmp_path: Path, count: int)
         repo.mkdir()
         repos.append(str(repo))
     server.set_script([{"text": "f, g and h"} for _ in range(count)])
-    out = _run(_examples()[3], tmp_path, server, REPOS=os.pathsep.join(repos))
+    out = _run(_examples()[4], tmp_path, server, REPOS=os.pathsep.join(repos))
     assert out.splitlines() == [f"repo{i}: f, g and h" for i in range(count)]
     for i in range(count):
         assert (tmp_path / f".peri-repo{i}" / "projects").is_dir()
