@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.content import Content
 
-from peri_cli.tui.diffs import content_lines, diff_for, render_diff
+from peri_cli.tui.diffs import content_lines, diff_for, file_diff, render_diff
 from peri_cli.tui.format import plain
 from peri_cli.tui.paths import shown_path
 
@@ -51,8 +51,11 @@ def subject(tool: str, tool_input: dict[str, Any]) -> Content:
     return Content.assemble("a sandboxed command to reach ", plain(domain, "bold"))
 
 
-def approval_body(tool: str, tool_input: dict[str, Any], workspace: Path | None) -> Content:
-    """The whole call, one logical line per line of what it would run or write."""
+def approval_body(
+    tool: str, tool_input: dict[str, Any], workspace: Path | None, current: str | None = None
+) -> Content:
+    """The whole call, one logical line per line of what it would run or write (an Edit's or
+    a Write's diff against the file's `current` text, numbered, when it is known)."""
     domain = network_domain(tool, tool_input)
     if domain is not None:
         return Content.assemble(
@@ -60,7 +63,7 @@ def approval_body(tool: str, tool_input: dict[str, Any], workspace: Path | None)
         )
     lines: list[Content] = []
     command = tool_input.get("command")
-    diff = diff_for(tool, tool_input)
+    diff = file_diff(tool, tool_input, current) or diff_for(tool, tool_input)
     if tool == "Bash" and isinstance(command, str):
         lines += _numbered(content_lines(command) or [""])
         rest = {k: v for k, v in tool_input.items() if k != "command"}
@@ -81,14 +84,14 @@ def approval_body(tool: str, tool_input: dict[str, Any], workspace: Path | None)
     return Content("\n").join(lines)
 
 
-def line_count(tool: str, tool_input: dict[str, Any]) -> int:
+def line_count(tool: str, tool_input: dict[str, Any], current: str | None = None) -> int:
     """The lines the user approves: the command's, or the diff's, or the input's."""
     command = tool_input.get("command")
     if tool == "Bash" and isinstance(command, str):
         return len(content_lines(command) or [""])
     if network_domain(tool, tool_input) is not None:
         return 1  # (its body is one sentence)
-    diff = diff_for(tool, tool_input)
+    diff = file_diff(tool, tool_input, current) or diff_for(tool, tool_input)
     if diff is not None:
         return len(diff)
     return len(json.dumps(tool_input, ensure_ascii=False, indent=1, default=str).split("\n"))

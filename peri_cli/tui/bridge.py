@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from textual.widget import Widget
 
@@ -61,6 +62,27 @@ def add_cost(total: float | None, more: float | None) -> float | None:
     return None if total is None or more is None else total + more
 
 
+MAX_DIFFED_BYTES = 1 << 20  # a larger file's approval shows the call's own strings, unnumbered
+
+
+def changed_file_text(tool: str, tool_input: dict[str, Any], workspace: Path | None) -> str | None:
+    """The text of the file an Edit or a Write would change, for its approval's numbered diff;
+    None when it does not exist or cannot be read as text here (a FIFO is never waited for)."""
+    from peri_cli.base.safe_read import SafeReadError, read_bytes
+
+    raw = tool_input.get("file_path")
+    if tool not in ("Edit", "Write") or not isinstance(raw, str) or not raw or "\0" in raw:
+        return None
+    path = Path(raw).expanduser()
+    if not path.is_absolute() and workspace is not None:
+        path = workspace / path
+    try:
+        data = read_bytes(path, max_bytes=MAX_DIFFED_BYTES)
+    except (SafeReadError, OSError, ValueError):
+        return None
+    return None if b"\0" in data[:8192] else data.decode("utf-8", errors="replace")
+
+
 def make_prompt(event: PermissionRequested, workspace: Path | None) -> PermissionPrompt:
     """The approval for a request, the main agent's or a SubAgent's (labelled with its name)."""
     return PermissionPrompt(
@@ -71,6 +93,7 @@ def make_prompt(event: PermissionRequested, workspace: Path | None) -> Permissio
         workspace=workspace,
         agent=getattr(event, "agent", None),
         request=event,
+        current=changed_file_text(event.tool, event.input, workspace),
     )
 
 
@@ -223,7 +246,7 @@ class Bridge:
             case ToolCall(id=call_id, name=name, input=tool_input):
                 view = await self._tool(call_id, name)
                 view.set_input(tool_input)
-                if call_id.startswith(USER_SHELL_ID):  # the user asked to see this output
+                if call_id.startswith(USER_SHELL_ID) or view.short_diff:  # shown open
                     view.collapsed = False
                 view.set_state("running")
                 self.status.busy(f"running {name}")
@@ -303,6 +326,9 @@ class Bridge:
             if view.name_ == event.tool and view.tool_input is None:
                 view.set_input(event.input)
                 break
+        asked = self.tools.get(event.tool_use_id or "")
+        if asked is not None:
+            asked.collapsed = True  # its diff is the approval's, shown once; open when it runs
         prompt = make_prompt(event, self.look.workspace)
         self.prompts.append(prompt)
         await self.approvals.ask(prompt)

@@ -204,3 +204,36 @@ async def test_an_unfocused_approval_runs_the_notification_hook(
         await pilot.press("n")
         await until(pilot, lambda: not app.busy)
     app.runtime.close()
+
+
+async def test_an_edit_approval_shows_one_numbered_diff_with_three_lines_of_context(
+    tmp_path: Path,
+) -> None:
+    from peri_cli.providers.scripted import ScriptedCall
+    from peri_cli.tui.widgets.permission_prompt import PermissionPrompt
+    from peri_cli.tui.widgets.tool_call import ToolCallView
+
+    runtime = make_runtime(tmp_path)
+    lines = [f"line {n}" for n in range(1, 21)]
+    (runtime.workspace / "notes.txt").write_text("\n".join(lines) + "\n")
+    edit = {"file_path": "notes.txt", "old_string": "line 10\n", "new_string": "line ten\n"}
+    runtime._provider = ScriptedProvider(
+        [ScriptedReply(tool_calls=[ScriptedCall("Edit", edit)]), ScriptedReply(text="done")]
+    )
+    app = PeriApp(runtime, clock=lambda: FIXED_NOW)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "rename line 10", wait=False)
+        await until(pilot, lambda: list(app.query(PermissionPrompt)), what="the approval")
+        await pilot.pause(0.2)
+        shown = screen_text(app)
+        assert shown.count("line ten") == 1  # once: the card above is folded while it asks
+        for number, text in ((7, " 7 │ line 7"), (13, "13 │ line 13")):
+            assert text in shown, number  # three lines of context each side, numbered
+        assert "line 6" not in shown and "line 14" not in shown
+        assert "-10 │ line 10" in shown and "+10 │ line ten" in shown
+        await pilot.press("y")
+        await until(pilot, lambda: not app.busy, what="the turn")
+        card = app.query_one(ToolCallView)
+        assert not card.collapsed  # the edit ran: its (short) diff is shown open again
+    assert (runtime.workspace / "notes.txt").read_text().count("line ten") == 1
+    runtime.close()

@@ -107,9 +107,11 @@ class PermissionPrompt(Vertical, can_focus=True):
         workspace: Path | None = None,
         agent: str | None = None,
         request: PermissionRequested | None = None,
+        current: str | None = None,
     ) -> None:
         """`request`: the loop's event, whose suggested rules are offered and whose deny note
-        is set before a "deny" is answered."""
+        is set before a "deny" is answered; `current`: the text of the file an Edit or a Write
+        changes, for a numbered diff."""
         super().__init__()
         self.tool = tool
         self.agent = agent  # the SubAgent asking, if not the main agent
@@ -122,13 +124,13 @@ class PermissionPrompt(Vertical, can_focus=True):
         self.answer: PermissionAnswer | None = None
         self.note = ""
         self.answered = False
-        self.lines = line_count(tool, tool_input)
+        self.lines = line_count(tool, tool_input, current)
         asker = Content.assemble(" · asked by ", plain(agent, "bold")) if agent else ""
         self.header = Static(
             Content.assemble(plain(tool, "bold"), asker, " · ", plain(reason)),
             classes="approval--header",
         )
-        body = approval_body(tool, tool_input, workspace)
+        body = approval_body(tool, tool_input, workspace, current)
         self.body = VerticalScroll(Static(body), classes="approval--body")
         self.body.can_focus = False
         self.hint = Static("", classes="approval--hint")

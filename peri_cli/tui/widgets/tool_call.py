@@ -100,6 +100,11 @@ class ToolCallView(Fold):
             parts.append((" → cancelled", "dim"))
         self.title = Content.assemble(*parts)
 
+    @property
+    def short_diff(self) -> bool:
+        """A diff short enough to be shown open (an approval folded it while it asked)."""
+        return self._diff_lines is not None and len(self._diff_lines) <= OPEN_DIFF_LINES
+
     def set_input(self, tool_input: dict[str, Any] | None) -> None:
         if tool_input is None or self.tool_input is not None:
             self._refresh_title()
