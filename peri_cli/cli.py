@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
         "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard; "
         "`peri config --show-origin [--json]` where each setting came from; "
-        "`peri acp` serves editors over the Agent Client Protocol; `peri plugin` installs "
+        "`peri acp` serves editors over the Agent Client Protocol; `peri mcp serve` serves "
+        "other agents over MCP; `peri plugin` installs "
         "Claude Code plugins from marketplaces.",
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
@@ -330,7 +331,7 @@ def _reader_gone() -> int:
 
 
 def _subcommand(name: str) -> Callable[[Sequence[str]], int] | None:
-    """`peri sessions|meta|acp|plugin|config ...`; each imports what it needs when run."""
+    """`peri sessions|meta|acp|mcp|plugin|config ...`; each imports what it needs when run."""
     if name == "plugin":
         from peri_cli.plugin_cli import main
 
@@ -343,6 +344,10 @@ def _subcommand(name: str) -> Callable[[Sequence[str]], int] | None:
         from peri_cli.cli_sessions import sessions_command
 
         return sessions_command
+    if name == "mcp":
+        from peri_cli.mcpserve.cli import mcp_command
+
+        return mcp_command
     return {"meta": _meta_command, "acp": _acp_command}.get(name)
 
 
