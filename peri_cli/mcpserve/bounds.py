@@ -48,7 +48,7 @@ class Bounds:
         """Why every call is refused (a server in / or $HOME without --root), or None."""
         if self.root is not None:
             return None
-        if self.here == Path(self.here.anchor) or (self.home is not None and self.here == self.home):
+        if self.here in (Path(self.here.anchor), self.home):
             return (
                 f"this server was started in {self.here} without --root: it runs no call there; "
                 "restart it with --root DIR (the folder calls may work in)"

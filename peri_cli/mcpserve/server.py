@@ -21,6 +21,7 @@ from peri_cli import __version__
 from peri_cli.mcpserve.asking import ClientAsker
 from peri_cli.mcpserve.bounds import Bounds, Refused
 from peri_cli.mcpserve.calls import Call, Outcome, failed, run_call
+from peri_cli.mcpserve.rounds import Run, new_state
 from peri_cli.mcpserve.tools import tool_list
 from peri_cli.sdk import CanUseTool
 from peri_cli.sdk.sessionplace import session_workspace
@@ -44,7 +45,8 @@ class PeriServer:
     bounds: Bounds
     made: dict[str, Made] = field(default_factory=dict)
     locks: dict[str, asyncio.Lock] = field(default_factory=dict)
-    running: int = 0
+    live: set[Run] = field(default_factory=set)  # runs not yet ended
+    paused: dict[str, Run] = field(default_factory=dict)  # by request_state: awaiting answers
 
     def __post_init__(self) -> None:
         self.slots = asyncio.Semaphore(self.bounds.max_concurrent)
@@ -65,7 +67,13 @@ class PeriServer:
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        if params.request_state is not None:  # the retry of a round that asked a question
+            run = self.paused.pop(params.request_state, None)
+            if run is None:
+                return _result(failed("refused: this question was answered already or expired"))
+            run.answer(ctx, params.input_responses)
+            return await self._round(run)
         args = dict(params.arguments or {})
         try:
             if params.name == "peri":
@@ -76,7 +84,29 @@ class PeriServer:
                 raise Refused(f"unknown tool {params.name!r}; this server has peri and peri_reply")
         except Refused as e:
             return _result(failed(f"refused: {e}"))
-        return _result(await self._run(ctx, call))
+        run = Run(ctx)
+        run.start(lambda r: self._run(r, call))
+        self.live.add(run)
+        return await self._round(run)
+
+    async def _round(self, run: Run) -> types.CallToolResult | types.InputRequiredResult:
+        got = await run.next_round(self._park)
+        if isinstance(got, Outcome):
+            self.live.discard(run)
+            return _result(got)
+        return got  # type: ignore[no-any-return]
+
+    def _park(self, run: Run) -> str:
+        state = new_state()
+        self.paused[state] = run
+        return state
+
+    async def stop_all(self) -> None:
+        """The client went away: every run still going is cancelled, its processes stopped."""
+        for run in list(self.live):
+            await run.stop()
+        self.live.clear()
+        self.paused.clear()
 
     def _new(self, args: dict[str, Any]) -> Call:
         model = args.get("model")
@@ -122,43 +152,24 @@ class PeriServer:
             resume=session_id,
         )
 
-    async def _run(self, ctx: ServerRequestContext[Any], call: Call) -> Outcome:
-        steps = 0
-
-        async def progress(message: str) -> None:
-            nonlocal steps
-            steps += 1
-            with contextlib.suppress(Exception):  # a client gone quiet does not stop the run
-                await ctx.session.report_progress(steps, None, message)
-
+    async def _run(self, run: Run, call: Call) -> Outcome:
         if self.slots.locked():
             n = self.bounds.max_concurrent
-            await progress(f"waiting: {n} call{'s' if n > 1 else ''} already running")
+            await run.progress(f"waiting: {n} call{'s' if n > 1 else ''} already running")
         lock = self.locks.setdefault(call.resume, asyncio.Lock()) if call.resume else None
         async with self.slots, lock or contextlib.nullcontext():
-            self.running += 1
-            try:
-                await progress("started")
-                outcome = await run_call(call, self._asker(ctx, call.mode), progress)
-            finally:
-                self.running -= 1
+            await run.progress("started")
+            outcome = await run_call(call, self._asker(run, call.mode), run.progress)
         if outcome.session_id and call.resume is None:
             self.made[outcome.session_id] = Made(call.workspace, call.mode)
         return outcome
 
-    def _asker(self, ctx: ServerRequestContext[Any], bound: str) -> CanUseTool | None:
+    def _asker(self, run: Run, bound: str) -> CanUseTool | None:
         """Elicitation when the client offers forms; None (headless rules) otherwise."""
-        caps = ctx.session.client_capabilities
+        caps = run.ctx.session.client_capabilities
         if caps is None or caps.elicitation is None:
             return None
-
-        async def elicit(message: str, schema: dict[str, Any]) -> dict[str, Any]:
-            answer = await ctx.session.elicit_form(
-                message, schema, related_request_id=ctx.request_id
-            )
-            return answer.model_dump(mode="json")
-
-        return ClientAsker(elicit, bound)
+        return ClientAsker(run.elicit, bound)
 
 
 def _prompt(args: dict[str, Any]) -> str:
@@ -179,15 +190,19 @@ def _result(outcome: Outcome) -> types.CallToolResult:
 async def serve(bounds: Bounds) -> None:
     """Serve one client on stdin/stdout until it goes away (or SIGTERM / SIGHUP): every call
     still running is cancelled and its processes stopped before this returns."""
-    server = PeriServer(bounds).lowlevel()
+    peri = PeriServer(bounds)
+    server = peri.lowlevel()
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         if task is not None:
             loop.add_signal_handler(sig, task.cancel)
-    with contextlib.suppress(asyncio.CancelledError):
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+    finally:
+        await peri.stop_all()
 
 
 def run(bounds: Bounds) -> int:

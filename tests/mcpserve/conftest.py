@@ -13,6 +13,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import Client
+from mcp.client.client import ConnectMode
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from tests.e2e.conftest import Peri
@@ -46,12 +47,18 @@ def params(peri: Peri, *flags: str, cwd: Path | None = None) -> StdioServerParam
 
 @asynccontextmanager
 async def serving(
-    peri: Peri, *flags: str, asked: Asked | None = None, cwd: Path | None = None
+    peri: Peri,
+    *flags: str,
+    asked: Asked | None = None,
+    cwd: Path | None = None,
+    mode: ConnectMode = "auto",
 ) -> AsyncIterator[Client]:
-    """`peri mcp serve` started and initialized; its stderr goes to a file beside the workspace."""
+    """`peri mcp serve` started and initialized; its stderr goes to a file beside the workspace.
+    `mode`: "auto" speaks MCP 2026-07-28 (questions ride `InputRequiredResult` rounds),
+    "legacy" the initialize handshake (questions are `elicitation/create` requests)."""
     with (peri.workspace.parent / "mcp-stderr.log").open("a") as log:
         transport = stdio_client(params(peri, *flags, cwd=cwd), errlog=log)
-        async with Client(transport, elicitation_callback=asked) as client:
+        async with Client(transport, elicitation_callback=asked, mode=mode) as client:
             yield client
 
 
