@@ -192,17 +192,21 @@ async def serve(bounds: Bounds) -> None:
     still running is cancelled and its processes stopped before this returns."""
     peri = PeriServer(bounds)
     server = peri.lowlevel()
-    task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        if task is not None:
-            loop.add_signal_handler(sig, task.cancel)
+        loop.add_signal_handler(sig, lambda: loop.create_task(_end(peri)))
     try:
-        with contextlib.suppress(asyncio.CancelledError):
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
     finally:
         await peri.stop_all()
+
+
+async def _end(peri: PeriServer) -> None:
+    """A signal: stop every run, then exit (stdin's reader thread may wait for a line that never
+    comes, so the loop is not waited out)."""
+    await peri.stop_all()
+    os._exit(0)
 
 
 def run(bounds: Bounds) -> int:
