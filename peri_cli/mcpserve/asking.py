@@ -59,11 +59,8 @@ class ClientAsker:
         return Deny(f"the MCP client denied this {tool_name} call")
 
     async def _plan(self, asking: Asking) -> Allow | Deny:
-        if self.bound == "plan":
-            return Deny(
-                "this call runs under the server's bound --permission-mode plan: it cannot leave "
-                "plan mode; give the plan as your answer"
-            )
+        """Approve (into accept-edits, or default when the bound is stricter) or keep planning.
+        (A server bound to plan asks no one: the plan is the run's result.)"""
         mode = "accept-edits" if not looser("accept-edits", self.bound) else "default"
         message = f"Approve this plan and leave plan mode (then: {mode})?\n\n{asking.plan}"
         answer = await self._ask(message, DECISION)

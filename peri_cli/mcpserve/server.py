@@ -159,17 +159,19 @@ class PeriServer:
         lock = self.locks.setdefault(call.resume, asyncio.Lock()) if call.resume else None
         async with self.slots, lock or contextlib.nullcontext():
             await run.progress("started")
-            outcome = await run_call(call, self._asker(run, call.mode), run.progress)
+            outcome = await run_call(call, self._asker(run), run.progress)
         if outcome.session_id and call.resume is None:
             self.made[outcome.session_id] = Made(call.workspace, call.mode)
         return outcome
 
-    def _asker(self, run: Run, bound: str) -> CanUseTool | None:
-        """Elicitation when the client offers forms; None (headless rules) otherwise."""
+    def _asker(self, run: Run) -> CanUseTool | None:
+        """Elicitation when the client offers forms; None (headless rules) otherwise, and
+        for a server bound to plan mode: no plan can be approved, so a plan ends the run as
+        its result, as headless."""
         caps = run.ctx.session.client_capabilities
-        if caps is None or caps.elicitation is None:
+        if caps is None or caps.elicitation is None or self.bounds.mode == "plan":
             return None
-        return ClientAsker(run.elicit, bound)
+        return ClientAsker(run.elicit, self.bounds.mode)
 
 
 def _prompt(args: dict[str, Any]) -> str:

@@ -107,3 +107,33 @@ async def test_without_elicitation_questions_follow_headless_rules(peri: Peri) -
     assert "denied (Write)" in result.content[0].text
     results = tool_results(peri.server.bodies[-1])
     assert "No one can answer questions in this run" in results[-1]
+
+
+def plan_then_write(peri: Peri) -> None:
+    plan = {"tool_calls": [{"name": "ExitPlanMode", "input": {"plan": "1. write one.txt"}}]}
+    peri.server.set_script([plan, write(str(peri.workspace / "one.txt")), {"text": "done"}])
+
+
+async def test_a_plan_approved_by_the_client_leaves_plan_mode_within_the_bound(
+    peri: Peri,
+) -> None:
+    plan_then_write(peri)
+    asked = Asked(answers=[{"decision": "allow_once"}, {"decision": "allow_once"}])
+    async with serving(peri, asked=asked) as client:
+        result = await call(client, "peri", {"prompt": "plan it", "permission_mode": "plan"})
+    assert result.content[0].text == "done", result
+    plan, write_call = asked.asked
+    assert "Approve this plan" in plan.message and "(then: default)" in plan.message
+    assert "1. write one.txt" in plan.message
+    assert "Write" in write_call.message  # default mode, the server's bound: the edit asked
+    assert (peri.workspace / "one.txt").exists()
+
+
+async def test_a_server_bound_to_plan_returns_the_plan_and_asks_no_one(peri: Peri) -> None:
+    plan_then_write(peri)
+    asked = Asked(answers=[{"decision": "allow_once"}])
+    async with serving(peri, "--permission-mode", "plan", asked=asked) as client:
+        result = await call(client, "peri", {"prompt": "plan it"})
+    assert asked.asked == []
+    assert "1. write one.txt" in result.content[0].text, result
+    assert not (peri.workspace / "one.txt").exists()

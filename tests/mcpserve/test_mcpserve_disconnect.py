@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +53,19 @@ async def test_the_official_client_leaving_mid_call_leaves_no_process(peri: Peri
         assert gone_within(found, 10) == []
     finally:
         kill_all(found)
+
+
+def _workers_of(pid: int) -> list[str]:
+    """The stream workers (`providers.worker`, started first thing) still running for `pid`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"peri_cli.providers.worker" in argv and str(pid).encode() in argv:
+            found.append(entry.name)
+    return found
 
 
 def _serve(peri: Peri) -> subprocess.Popen[bytes]:
@@ -103,6 +117,10 @@ def test_the_server_ends_its_run_and_exits_on_its_own(peri: Peri, how: str) -> N
         assert proc.wait(timeout=10) == 0
         assert time.monotonic() - started < 5
         assert gone_within(found, 5) == []
+        deadline = time.monotonic() + 5
+        while _workers_of(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _workers_of(proc.pid) == []
     finally:
         proc.kill()
         proc.wait()
