@@ -107,3 +107,14 @@ async def test_two_calls_run_at_once_and_a_third_waits_for_a_slot(peri: Peri) ->
     assert started[3] > min(started[1], started[2]) + 1.4, (started, ended)
     assert progress[3][0].startswith("waiting: 2 calls already running"), progress[3]
     assert not any(p.startswith("waiting") for p in progress[1] + progress[2])
+
+
+async def test_a_calls_model_is_the_one_asked_for(peri: Peri) -> None:
+    peri.server.set_script([{"text": "ok"}])
+    progress: list[str] = []
+    async with serving(peri) as client:
+        result = await call(client, "peri", {"prompt": "hi", "model": "claude-test-7"}, progress)
+        odd = await call(client, "peri", {"prompt": "hi", "model": 7})
+    assert not result.is_error, result
+    assert peri.server.bodies[-1]["model"] == "claude-test-7"
+    assert odd.is_error and "model must be a string" in odd.content[0].text
