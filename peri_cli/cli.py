@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Peri, a terminal coding agent. `peri sessions [--json]` lists this "
         "workspace's sessions; `peri meta [--json]` shows its Meta Harness switchboard; "
         "`peri config --show-origin [--json]` where each setting came from; "
-        "`peri acp` serves editors over the Agent Client Protocol; `peri plugin` installs "
+        "`peri acp` serves editors over the Agent Client Protocol; `peri mcp serve` serves "
+        "other agents over MCP; `peri plugin` installs "
         "Claude Code plugins from marketplaces.",
     )
     p.add_argument("prompt", nargs="?", help="a first message (TUI) or the task (-p)")
@@ -230,23 +231,32 @@ def _warm_provider_sdk(flag: str | None) -> None:
     warm(guess_provider(flag, {**os.environ, **held_env()}))
 
 
-def _headless(args: argparse.Namespace) -> int:
-    """`peri -p`: its stream worker starts first, loading the SDK on another core while Peri
-    loads and reads its settings here (`providers.prestart`)."""
+def _prestarted(provider: str | None, run: Callable[[], int]) -> int:
+    """`run` with a stream worker started first, loading the SDK on another core while Peri
+    loads and reads its settings here; the first run to ask takes it (`providers.prestart`)."""
     from peri_cli.base.heldenv import held_env
     from peri_cli.providers import prestart
     from peri_cli.providers.warm import SDK_MODULES, guess_provider
 
-    if (guess := guess_provider(args.provider, {**os.environ, **held_env()})) in SDK_MODULES:
+    if (guess := guess_provider(provider, {**os.environ, **held_env()})) in SDK_MODULES:
         prestart.start(guess)
     try:
+        return run()
+    finally:
+        prestart.discard()  # not taken: the run ended before its first request
+
+
+def _headless(args: argparse.Namespace) -> int:
+    """`peri -p`, its stream worker started first (`_prestarted`)."""
+
+    def run() -> int:
         from peri_cli.headless import STDIN_WAIT, combine_prompt, read_piped_stdin, run_headless
 
         prompt = args.prompt or ""
         piped = read_piped_stdin(sys.stdin.buffer, wait=STDIN_WAIT if prompt else None)
         return run_headless(args, combine_prompt(prompt, piped))
-    finally:
-        prestart.discard()  # not taken: the run ended before its first request
+
+    return _prestarted(args.provider, run)
 
 
 def _build(args: argparse.Namespace, pre_read: PreRead | None = None) -> Runtime:
@@ -330,7 +340,7 @@ def _reader_gone() -> int:
 
 
 def _subcommand(name: str) -> Callable[[Sequence[str]], int] | None:
-    """`peri sessions|meta|acp|plugin|config ...`; each imports what it needs when run."""
+    """`peri sessions|meta|acp|mcp|plugin|config ...`; each imports what it needs when run."""
     if name == "plugin":
         from peri_cli.plugin_cli import main
 
@@ -343,6 +353,10 @@ def _subcommand(name: str) -> Callable[[Sequence[str]], int] | None:
         from peri_cli.cli_sessions import sessions_command
 
         return sessions_command
+    if name == "mcp":  # `peri mcp serve`: its first call's provider as `-p`'s (`_prestarted`)
+        from peri_cli.mcpserve.cli import mcp_command
+
+        return lambda argv: _prestarted(None, lambda: mcp_command(argv))
     return {"meta": _meta_command, "acp": _acp_command}.get(name)
 
 

@@ -82,3 +82,13 @@ def test_the_reference_names_every_flag_of_the_command_line() -> None:
     for action in build_parser()._actions:
         for flag in action.option_strings:
             assert f"`{flag}" in REFERENCE or f", `{flag}`" in REFERENCE, flag
+
+
+def test_the_reference_names_every_flag_of_peri_mcp_serve() -> None:
+    from peri_cli.mcpserve.cli import parser
+
+    serve = parser()._subparsers._group_actions[0].choices["serve"]  # type: ignore[union-attr]
+    for action in serve._actions:
+        for flag in action.option_strings:
+            if flag not in ("-h", "--help"):
+                assert f"`peri mcp serve {flag}" in REFERENCE, flag
