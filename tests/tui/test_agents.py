@@ -626,3 +626,27 @@ async def test_the_next_question_gets_the_keys_when_one_is_answered(tmp_path: Pa
         await until(pilot, lambda: app.approvals.pending is None, what="both answered")
         assert app.focused is app.prompt_area.input
     app.runtime.close()
+
+
+async def test_a_subagents_report_is_drawn_as_markdown_in_its_fold(tmp_path: Path) -> None:
+    """Issue 42: the report showed its Markdown as typed (`**`, `#`, backticks)."""
+    router = Router(
+        {
+            "orchestrate": [
+                ScriptedReply(tool_calls=[spawn("toolu_m", "job M: sum up", "summary job")]),
+                ScriptedReply(text="Read it."),
+            ],
+            "job M": [ScriptedReply(text="# Findings\n\n- **one** thing\n- `two` things\n")],
+        }
+    )
+    app = make_app(tmp_path, router)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "orchestrate a summary", wait=False)
+        await until(pilot, lambda: not app.busy, what="the turn")
+        found = card(app, "toolu_m")
+        found.collapsed = False
+        await pilot.pause(0.2)
+        shown = screen_text(app)
+        assert "Findings" in shown and "one thing" in shown and "two things" in shown
+        assert "**one**" not in shown and "# Findings" not in shown and "`two`" not in shown
+    app.runtime.close()

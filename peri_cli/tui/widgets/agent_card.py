@@ -16,7 +16,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from peri_cli.tui.format import elapsed, one_line, plain, tokens
+from peri_cli.tui.markdown.blocks import parse
 from peri_cli.tui.tool_text import GLYPHS, NO_LOOK, ToolLook, outcome, trim_output
+from peri_cli.tui.widgets.markdown_chunk import MarkdownChunk
 from peri_cli.tui.widgets.tool_call import ToolCallView
 
 if TYPE_CHECKING:
@@ -76,6 +78,9 @@ class AgentCard(ToolCallView):
         clock: Any = None,
     ) -> None:
         self.info: ChildInfo | None = None
+        self._report_markdown: str | None = None  # the report's text, drawn as Markdown
+        self._markdown: MarkdownChunk | None = None
+        self._markdown_shown: str | None = None
         self._tree: Static | None = None
         self._clock = clock
         super().__init__(call_id, "Agent", tool_input, look=look)
@@ -141,10 +146,23 @@ class AgentCard(ToolCallView):
         self.title = Content.assemble(*parts)
 
     def build_body(self) -> list[Widget]:
-        body = super().build_body()  # the task (detail), a diff (never), the report (result)
+        body = super().build_body()  # the task (detail), a diff (never), the label (result)
         self._tree = Static("", classes="agent-tree")
+        self._markdown = MarkdownChunk()
         self._sync_tree()
-        return [body[0], self._tree, body[2]]
+        self._sync_body()
+        return [body[0], self._tree, body[2], self._markdown]
+
+    def _sync_body(self) -> None:
+        super()._sync_body()
+        markdown = self._markdown
+        if markdown is None:
+            return
+        source = self._report_markdown or ""
+        if source != self._markdown_shown:  # parsed again only when it changes
+            self._markdown_shown = source
+            markdown.show(parse(source) if source else [])
+        markdown.display = bool(source)
 
     def _sync_tree(self) -> None:
         if self._tree is None:
@@ -197,9 +215,14 @@ class AgentCard(ToolCallView):
         info, text, label = self.info, self.output, ""
         ended = info is not None and not info.running
         if info is not None and (info.background or text is None):
-            text, label = (info.report or None) if ended else None, "Report: "
+            text, label = (info.report or None) if ended else None, "Report"
+        self._report_markdown = None
         if text is None:
             return None
         shown, more = trim_output(text, 200)
-        rest = plain(f"\n… {more} more lines", "italic") if more else Content("")
-        return Content.assemble((label, "bold"), plain(shown), rest)
+        if self.state == "error":  # why there is no report: as it was said, plain
+            rest = plain(f"\n… {more} more lines", "italic") if more else Content("")
+            return Content.assemble(plain(shown), rest)
+        # a report is Markdown, drawn as the replies are
+        self._report_markdown = shown + (f"\n\n*… {more} more lines*" if more else "")
+        return Content.styled(label, "bold") if label else None

@@ -97,6 +97,12 @@ class MarkdownChunk(Widget):
         self.previous = previous  # the block shown just above this widget, if any
         self._lines: tuple[object, list[Strip]] | None = None
 
+    def show(self, blocks: Sequence[Block]) -> None:
+        """Draw these blocks instead (a SubAgent's report once it arrives)."""
+        self.blocks = list(blocks)
+        self._lines = None
+        self.refresh(layout=True)
+
     def lines(self, width: int) -> list[Strip]:
         """All the lines at this width (each block's are drawn once and kept)."""
         style = self.visual_style
