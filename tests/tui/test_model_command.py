@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual.widgets import OptionList
+
 from peri_cli.providers.scripted import ScriptedProvider, ScriptedReply
 from peri_cli.tui.app import PeriApp
+from peri_cli.tui.screens.model_picker import ModelPicker
 
-from .harness import FIXED_NOW, MODEL, make_runtime, send
+from .harness import FIXED_NOW, MODEL, make_runtime, screen_text, send, until
 from .test_turns import notices
 
 LISTED = ["claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5", MODEL]
@@ -56,5 +59,36 @@ async def test_issue10_model_glob_entries_and_hostile_names(tmp_path: Path) -> N
         await send(pilot, "/model openai/gpt-4.1")  # LiteLLM's wildcard route takes any name
         assert app.agent.model == "openai/gpt-4.1"
         await send(pilot, "/model")
-        assert "openai/*" in notices(app)
+        await until(pilot, lambda: isinstance(app.screen, ModelPicker), what="the picker")
+        shown = screen_text(app)
+        assert "openai/*" in shown and "evil-model" in shown and "\x1b" not in shown
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ModelPicker))
+        assert app.agent.model == "openai/gpt-4.1"  # Esc keeps it
+    app.runtime.close()
+
+
+async def test_model_alone_offers_a_picker_with_the_current_models_first(tmp_path: Path) -> None:
+    """Issue 42: `/model` listed a dozen names to copy; now a picker, the provider's current
+    models (the newest of each family) first, the one in use marked; Enter switches."""
+    from peri_cli.base.model_alias import ALIASES
+
+    old = ["claude-3-haiku-20240307", "claude-sonnet-4-5", ALIASES["haiku"], ALIASES["sonnet"]]
+    provider = ScriptedProvider([ScriptedReply(text="hi")], models=[*old, MODEL])
+    app = app_with(tmp_path, provider)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await send(pilot, "/model")
+        await until(pilot, lambda: isinstance(app.screen, ModelPicker), what="the picker")
+        picker = app.screen
+        assert isinstance(picker, ModelPicker)
+        assert picker.models[: picker.current] == [ALIASES["sonnet"], ALIASES["haiku"]]
+        assert picker.models[picker.current :][:2] == [
+            "claude-3-haiku-20240307",
+            "claude-sonnet-4-5",
+        ]
+        assert "(in use)" in screen_text(app) and "current" in screen_text(app)
+        picker.query_one(OptionList).highlighted = 0
+        await pilot.press("enter")
+        await until(pilot, lambda: app.agent.model == ALIASES["sonnet"], what="the switch")
+        assert app.status.status.model == ALIASES["sonnet"]
     app.runtime.close()

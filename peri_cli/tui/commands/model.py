@@ -22,6 +22,9 @@ async def model(app: AppPort, arg: str) -> None:
     agent = app.agent
     # The provider's own list, asked once per provider (None: it has none, or is offline).
     listed = await agent.provider.list_models()
+    if not arg and listed:
+        await _pick(app, listed)
+        return
     if not arg:
         names = ", ".join(visible(n[:60]) for n in (listed or known_models())[:12])
         await app.notice(
@@ -39,6 +42,25 @@ async def model(app: AppPort, arg: str) -> None:
             "error",
         )
         return
+    await _switch(app, arg)
+
+
+async def _pick(app: AppPort, listed: list[str]) -> None:
+    """The picker, the provider's current models first; Enter switches to the one picked."""
+    from peri_cli.tui.screens.model_picker import ModelPicker, ordered
+
+    models, current = ordered(listed, app.runtime.provider_name)
+
+    async def picked(name: str | None) -> None:
+        if name is not None and name != app.agent.model:
+            await _switch(app, name)
+
+    picker = ModelPicker(models, now=app.agent.model, current=current)
+    await app.push_screen(picker, callback=picked)
+
+
+async def _switch(app: AppPort, arg: str) -> None:
+    agent = app.agent
     app.runtime.model = agent.model = arg
     known = model_info(arg).known
     await app.notice(
