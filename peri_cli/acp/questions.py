@@ -27,12 +27,12 @@ from peri_cli.sdk import (
     KEEP_PLANNING,
     PLAN_MODES,
     Allow,
-    Answers,
     Asking,
     Deny,
     PermissionContext,
     Question,
     answered_input,
+    form_answers,
 )
 
 log = logging.getLogger("peri.acp")
@@ -145,20 +145,6 @@ def form_schema(asking: Asking) -> ElicitationSchema:
             description="An answer of your own (optional)",
         )
     return ElicitationSchema(properties=properties)
-
-
-def form_answers(asking: Asking, content: dict[str, Any]) -> Answers:
-    """The form's values as AskUserQuestion's answers: an own answer wins over the choice."""
-    answers: Answers = {}
-    for n, q in enumerate(asking.questions):
-        own, chosen = content.get(f"q{n}_other"), content.get(f"q{n}")
-        if isinstance(own, str) and own.strip():
-            answers[q.question] = own.strip()
-        elif isinstance(chosen, str) and chosen:
-            answers[q.question] = chosen
-        elif isinstance(chosen, list) and chosen:
-            answers[q.question] = [str(c) for c in chosen]
-    return answers
 
 
 async def _elicit(

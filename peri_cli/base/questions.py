@@ -87,6 +87,21 @@ def plan_input(plan: str, mode: str) -> dict[str, Any]:
     return {"plan": plan, "mode": mode}
 
 
+def form_answers(asking: Asking, content: dict[str, Any]) -> Answers:
+    """An editor's or an MCP client's form values (`q<N>` the choice, `q<N>_other` an answer
+    of the person's own) as AskUserQuestion's answers: an own answer wins over the choice."""
+    answers: Answers = {}
+    for n, q in enumerate(asking.questions):
+        own, chosen = content.get(f"q{n}_other"), content.get(f"q{n}")
+        if isinstance(own, str) and own.strip():
+            answers[q.question] = own.strip()
+        elif isinstance(chosen, str) and chosen:
+            answers[q.question] = chosen
+        elif isinstance(chosen, list) and chosen:
+            answers[q.question] = [str(c) for c in chosen]
+    return answers
+
+
 def answered_input(tool_input: dict[str, Any], answers: Answers) -> dict[str, Any]:
     """AskUserQuestion's input once answered (the SDK's `Allow(updated_input=...)` shape)."""
     return {**tool_input, "answers": answers}

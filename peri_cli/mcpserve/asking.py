@@ -10,7 +10,15 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from peri_cli.mcpserve.bounds import looser
-from peri_cli.sdk import Allow, Answers, Asking, Deny, PermissionContext, answered_input
+from peri_cli.sdk import (
+    Allow,
+    Answers,
+    Asking,
+    Deny,
+    PermissionContext,
+    answered_input,
+    form_answers,
+)
 
 log = logging.getLogger("peri.mcpserve")
 
@@ -72,7 +80,7 @@ class ClientAsker:
         message = "; ".join(q.question for q in asking.questions)
         answer = await self._ask(message, form_schema(asking))
         if answer.get("action") == "accept":
-            return Allow(updated_input=answered_input(tool_input, form_answers(asking, answer)))
+            return Allow(updated_input=answered_input(tool_input, answers_of(asking, answer)))
         return Deny("")
 
     async def _ask(self, message: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -115,16 +123,6 @@ def form_schema(asking: Asking) -> dict[str, Any]:
     return {"type": "object", "properties": properties}
 
 
-def form_answers(asking: Asking, answer: dict[str, Any]) -> Answers:
-    """The form's values as AskUserQuestion's answers: an own answer wins over the choice."""
-    content = _content(answer)
-    answers: Answers = {}
-    for n, q in enumerate(asking.questions):
-        own, chosen = content.get(f"q{n}_other"), content.get(f"q{n}")
-        if isinstance(own, str) and own.strip():
-            answers[q.question] = own.strip()
-        elif isinstance(chosen, str) and chosen:
-            answers[q.question] = chosen
-        elif isinstance(chosen, list) and chosen:
-            answers[q.question] = [str(c) for c in chosen]
-    return answers
+def answers_of(asking: Asking, answer: dict[str, Any]) -> Answers:
+    """The client's form as AskUserQuestion's answers."""
+    return form_answers(asking, _content(answer))

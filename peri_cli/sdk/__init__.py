@@ -12,6 +12,7 @@ from peri_cli.base.questions import (
     Asking,
     Question,
     answered_input,
+    form_answers,
 )
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
 from peri_cli.permissions.remembering import keeps_label
@@ -92,6 +93,7 @@ __all__ = [
     "ToolUseEvent",
     "UserEvent",
     "answered_input",
+    "form_answers",
     "keeps_label",
     "parse_event",
     "query",
