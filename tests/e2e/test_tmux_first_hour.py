@@ -69,3 +69,22 @@ def test_bypass_mode_starts_with_its_warning_on_screen(
         tmux("kill-server")
         with contextlib.suppress(StopIteration):
             next(server)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["120x40", "60x20"])
+def test_model_alone_opens_a_picker_and_enter_switches(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    server = start_server(tmp_path, [{"text": "switched"}])
+    tmux = start_peri(tmp_path, next(server), size=size)
+    try:
+        tmux.wait_for(lambda s: "Message Peri" in s)
+        type_line(tmux, "/model")
+        screen = tmux.wait_for(lambda s: "Switch the model" in s and "Esc keep it" in s)
+        assert "claude-opus-4-5-20251101" in screen  # the provider's own list
+        tmux("send-keys", "-t", "peri", "Enter")  # the first listed
+        tmux.wait_for(lambda s: "Model switched to claude-sonnet-4-5-20250929" in s)
+    finally:
+        tmux("kill-server")
+        with contextlib.suppress(StopIteration):
+            next(server)
