@@ -1,6 +1,7 @@
 """Issue 42 in a real terminal, at 120x40 and at 60x20: the real `peri` in tmux against the
-loopback fake server. What a new user stumbled on: the prompt's hint cut mid-word, `/comapct` sent to the model, an Edit approval's diff twice and unnumbered, and a
-bypass session that started without a word."""
+loopback fake server. What a new user stumbled on: the prompt's hint cut mid-word, `/comapct`
+sent to the model, an Edit approval's diff twice and unnumbered, a bypass session that started
+without a word, and `/model` that only listed names."""
 
 from __future__ import annotations
 
