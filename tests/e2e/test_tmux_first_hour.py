@@ -41,7 +41,11 @@ def test_a_mistyped_command_and_an_edit_approval(tmp_path: Path, size: tuple[int
         screen = tmux.wait_for(lambda s: "Message Peri" in s)
         hint = next(line for line in screen.splitlines() if "Message Peri" in line)
         assert not hint.split("│")[1].rstrip().endswith("·"), hint  # whole pieces only
-        type_line(tmux, "/comapct")
+        tmux("send-keys", "-t", "peri", "-l", "/comapct")
+        # (Enter only once the prompt shows it all: while "/c" was being read the completion
+        # menu could be open, and an Enter then would pick from it)
+        tmux.wait_for(lambda s: "│ /comapct" in s)
+        tmux("send-keys", "-t", "peri", "Enter")
         tmux.wait_for(lambda s: "Did you mean" in s and "/compact?" in s)
         tmux("send-keys", "-t", "peri", "Enter")  # again: it goes to the model as typed
         tmux.wait_for(lambda s: "You typed /comapct." in s)
