@@ -35,7 +35,8 @@ def pids(workspace: Path) -> list[int]:
 def kill_all(found: list[int]) -> None:
     for pid in found:
         if alive(pid):
-            os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # (it may go between the two lines)
+                os.kill(pid, signal.SIGKILL)
 
 
 def gone_within(found: list[int], seconds: float) -> list[int]:

@@ -26,6 +26,7 @@ from .harness import FIXED_NOW, make_runtime, screen_text, send, until
 from .scenes import SCENE_TOOLS
 
 SLEEP = ScriptedCall("Bash", {"command": "sleep 30"})
+WAIT_FOR_GO = "until [ -e go ]; do sleep 0.05; done"
 
 
 class Router:
@@ -251,7 +252,9 @@ async def test_while_the_user_types_the_report_waits_for_their_message(tmp_path:
                 ScriptedReply(text="Got both."),
             ],
             "job A": [
-                ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": "sleep 0.5"})]),
+                # (the child finishes only once the parent's turn is over: on a loaded machine
+                # a report that came mid-turn went into that turn and never waited)
+                ScriptedReply(tool_calls=[ScriptedCall("Bash", {"command": WAIT_FOR_GO})]),
                 ScriptedReply(text="The count is 42."),
             ],
         }
@@ -263,6 +266,9 @@ async def test_while_the_user_types_the_report_waits_for_their_message(tmp_path:
         # both texts and leaving the prompt empty, and the report then woke the parent)
         await until(pilot, lambda: app.prompt_area.text == "", what="the prompt sent")
         app.prompt_area.input.insert("and more")  # the user types on while the parent works
+        await until(pilot, lambda: len(router.asked("orchestrate")) == 2, what="the parent")
+        await until(pilot, lambda: not app.busy, what="the parent's turn")
+        (tmp_path / "ws" / "go").write_text("")
         await until(pilot, lambda: child_states(app).get("counter") == "done", what="the child")
         await until(pilot, lambda: not app.busy and bool(app.agent.inbox), what="the turn")
         await pilot.pause(0.3)
