@@ -295,8 +295,16 @@ def _partial(event: Event) -> bool:
 
 
 async def query(prompt: str, options: PeriOptions | None = None) -> AsyncIterator[Event]:
-    """One prompt run to its end: its events, the `result` last."""
+    """One prompt run to its end: its events, the `result` last. The client is closed before
+    the result is yielded, so a program that returns at the result (the usual loop) leaves the
+    session free for the next `query(..., PeriOptions(resume=...))` at once."""
+    result: Event | None = None
     async with PeriClient(options) as client:
         await client.send(prompt)
         async for event in client.events():
+            if isinstance(event, ResultEvent):
+                result = event
+                break
             yield event
+    if result is not None:
+        yield result

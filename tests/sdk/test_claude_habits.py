@@ -130,3 +130,24 @@ async def test_dont_ask_denies_without_asking_and_set_permission_mode_switches(
         assert client.mode == "accept-edits"
         with pytest.raises(OptionError, match="auto"):
             await client.set_permission_mode("auto")
+
+
+async def test_returning_at_the_result_frees_the_session_for_a_resume_at_once(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    """The usual loop returns from inside `async for ... in query(...)` at the result; the next
+    `query` resuming that session must not find it locked by the first, still unclosed, client."""
+    from peri_cli.sdk import query
+
+    server.set_script([{"text": "Noted."}, {"text": "Still here."}])
+
+    async def ask(prompt: str, **more: Any) -> ResultEvent:
+        async for event in query(prompt, options_for(server, tmp_path, **more)):
+            if isinstance(event, ResultEvent):
+                return event
+        raise AssertionError("no result")
+
+    first = await ask("remember this")
+    again = await ask("and now?", resume=first.session_id)
+    assert (again.session_id, again.result) == (first.session_id, "Still here.")
+    assert not again.is_error

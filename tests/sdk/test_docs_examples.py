@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.fakeserver import FakeServer
-from tests.sdk.conftest import API_KEY
+from tests.sdk.programs import run_program
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "sdk.md"
 
@@ -22,29 +20,7 @@ def _examples() -> list[str]:
 
 
 def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
-    keep = {
-        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "PERI_"))
-    }
-    full = keep | {
-        "HOME": str(home),
-        "PERI_HOME": str(home / ".peri"),
-        "ANTHROPIC_BASE_URL": server.url,
-        "ANTHROPIC_API_KEY": API_KEY,
-        **env,
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=full,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return run_program(["-c", code], tmp_path, server, **env)
 
 
 def test_the_doc_has_five_examples() -> None:
