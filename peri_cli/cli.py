@@ -206,29 +206,25 @@ def _acp_command(argv: Sequence[str]) -> int:
     )
     _add_rule_flags(parser)
     args = parser.parse_args(argv)
-    _warm_provider_sdk(args.provider)  # imported while the editor's first requests are served
-    from peri_cli.acp.server import run_acp
-    from peri_cli.acp.session import Launch
 
-    return run_acp(
-        Launch(
-            provider=args.provider,
-            model=args.model,
-            permission_mode=args.permission_mode,
-            trust_workspace=args.trust_workspace,
-            allowed_tools=args.allowed_tools,
-            disallowed_tools=args.disallowed_tools,
+    def run() -> int:
+        from peri_cli.acp.server import run_acp
+        from peri_cli.acp.session import Launch
+
+        return run_acp(
+            Launch(
+                provider=args.provider,
+                model=args.model,
+                permission_mode=args.permission_mode,
+                trust_workspace=args.trust_workspace,
+                allowed_tools=args.allowed_tools,
+                disallowed_tools=args.disallowed_tools,
+            )
         )
-    )
 
-
-def _warm_provider_sdk(flag: str | None) -> None:
-    """Start importing the provider SDK in a thread: the run needs it for its first request, and
-    the settings, guides and transcript can be read meanwhile."""
-    from peri_cli.base.heldenv import held_env
-    from peri_cli.providers.warm import guess_provider, warm
-
-    warm(guess_provider(flag, {**os.environ, **held_env()}))
+    # (the first session's provider takes the worker; the SDK loads on the other core while
+    # `acp` and Peri load here. A thread could not overlap those imports: one GIL.)
+    return _prestarted(args.provider, run)
 
 
 def _prestarted(provider: str | None, run: Callable[[], int]) -> int:
@@ -243,7 +239,7 @@ def _prestarted(provider: str | None, run: Callable[[], int]) -> int:
     try:
         return run()
     finally:
-        prestart.discard()  # not taken: the run ended before its first request
+        prestart.discard(done=True)  # not taken: the run ended before its first request
 
 
 def _headless(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ import tempfile
 from typing import IO
 
 _waiting: dict[str, tuple[subprocess.Popen[bytes], IO[bytes]]] = {}
+_faces: set[str] = set()  # the providers this process started a worker for (`used_workers`)
 
 
 def start(provider: str) -> subprocess.Popen[bytes] | None:
@@ -26,6 +27,7 @@ def start(provider: str) -> subprocess.Popen[bytes] | None:
     is running); None if no process could be started."""
     if provider in _waiting:
         return _waiting[provider][0]
+    _faces.add(provider)
     errors = tempfile.TemporaryFile()  # noqa: SIM115 - the worker's stderr, for its life
     try:
         proc = subprocess.Popen(
@@ -44,6 +46,13 @@ def start(provider: str) -> subprocess.Popen[bytes] | None:
     return proc
 
 
+def used_workers(provider: str) -> bool:
+    """Whether this process's face streams `provider` through workers (it started one first):
+    a later session (ACP's next, `mcp serve`'s second call) gets a worker of its own rather than
+    importing the SDK on the event loop every session shares."""
+    return provider in _faces
+
+
 def take(provider: str) -> tuple[subprocess.Popen[bytes], IO[bytes]] | None:
     """The waiting worker for `provider` and its stderr file (now the caller's to end), or None;
     a worker waiting for another provider (a guess the settings overruled) is ended."""
@@ -52,8 +61,11 @@ def take(provider: str) -> tuple[subprocess.Popen[bytes], IO[bytes]] | None:
     return found
 
 
-def discard() -> None:
-    """End the workers nobody took (a run that failed before its first request)."""
+def discard(*, done: bool = False) -> None:
+    """End the workers nobody took (a run that failed before its first request). `done`: the
+    face's run is over, and providers built later in this process import their SDK here."""
+    if done:
+        _faces.clear()
     while _waiting:
         _, (proc, errors) = _waiting.popitem()
         end(proc, errors)

@@ -34,12 +34,15 @@ def stream_provider(
     name: str, *, api_key: str | None, base_url: str | None, interactive: bool
 ) -> Provider:
     """The TUI's provider: an SDK's in a worker process, batched per frame. Otherwise the one a
-    face started first (`prestart`), unbatched; failing that, the SDK in this process."""
+    face started first (`prestart`), unbatched, and for that face's later sessions a worker of
+    their own; failing that (the SDK in a program, tests), the SDK in this process."""
     if name in WORKER_KINDS:
         if interactive:
             return ProcessProvider(name, api_key=api_key, base_url=base_url)
         if (waiting := prestart.take(name)) is not None:
             return ProcessProvider(name, api_key=api_key, base_url=base_url, waiting=waiting)
+        if prestart.used_workers(name):
+            return ProcessProvider(name, api_key=api_key, base_url=base_url, batched=False)
     from peri_cli.providers.factory import make_provider
 
     return make_provider(name, api_key=api_key, base_url=base_url)
@@ -56,9 +59,12 @@ class ProcessProvider:
         api_key: str | None,
         base_url: str | None,
         waiting: tuple[subprocess.Popen[bytes], IO[bytes]] | None = None,
+        batched: bool | None = None,
     ) -> None:
         self.name = name
-        self.batched = waiting is None  # a prestarted worker serves `-p`: deltas as they came
+        # The TUI's deltas come joined per frame; a face's that prestarted (`-p`, ACP, `mcp
+        # serve`) as they came.
+        self.batched = waiting is None if batched is None else batched
         self._key = api_key
         self._config = {
             "provider": name,

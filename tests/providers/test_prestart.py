@@ -28,7 +28,7 @@ REQ = ModelRequest(model="m", frozen_system="s", dynamic_system="", messages=[us
 @pytest.fixture(autouse=True)
 def nothing_left_waiting() -> Iterator[None]:
     yield
-    prestart.discard()
+    prestart.discard(done=True)
 
 
 def ended(proc: object) -> bool:
@@ -78,6 +78,20 @@ def test_without_a_waiting_worker_the_sdk_runs_in_process_and_the_tui_gets_batch
     tui = stream_provider("anthropic", api_key="k", base_url=None, interactive=True)
     assert isinstance(tui, ProcessProvider) and tui.batched
     tui.close()
+
+
+def test_a_face_that_prestarted_gives_its_later_sessions_workers_of_their_own() -> None:
+    """ACP's second session, `mcp serve`'s second call: a worker of its own, unbatched, not the
+    SDK imported on the event loop the sessions share; once the face is done, in process again."""
+    prestart.start("anthropic")
+    first = stream_provider("anthropic", api_key="k", base_url=None, interactive=False)
+    second = stream_provider("anthropic", api_key="k", base_url=None, interactive=False)
+    assert isinstance(second, ProcessProvider) and not second.batched
+    for provider in (first, second):
+        provider.close()  # type: ignore[attr-defined]
+    prestart.discard(done=True)
+    later = stream_provider("anthropic", api_key="k", base_url=None, interactive=False)
+    assert isinstance(later, AnthropicProvider)
 
 
 def test_a_waiting_worker_nobody_asked_ends_with_its_run() -> None:

@@ -1,12 +1,10 @@
-"""The provider SDK imported ahead in a thread (`peri -p`, `peri acp`): which SDK, and once."""
+"""The provider SDK a face's worker loads ahead (`peri -p`, `peri acp`, `peri mcp serve`)."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 
-from peri_cli.providers.warm import guess_provider, warm
+from peri_cli.providers.warm import guess_provider
 
 
 @pytest.mark.parametrize(
@@ -24,13 +22,3 @@ def test_the_guess_follows_the_runs_own_rule(
     flag: str | None, env: dict[str, str], expected: str
 ) -> None:
     assert guess_provider(flag, env) == expected
-
-
-def test_the_sdk_is_imported_once_in_the_background() -> None:
-    first = warm("anthropic")
-    assert first is not None and first.daemon
-    assert warm("anthropic") is first
-    first.join(120)
-    assert not first.is_alive() and "anthropic" in sys.modules
-    assert "anyio._backends._asyncio" in sys.modules  # what the first request would import
-    assert warm("scripted") is None  # no SDK to import
