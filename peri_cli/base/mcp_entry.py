@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-Transport = Literal["stdio", "http", "sse"]
+Transport = Literal["stdio", "http", "sse", "sdk"]  # sdk: a program's own, in its process
 
 TRANSPORTS: dict[str, Transport] = {
     "stdio": "stdio",
@@ -24,6 +24,7 @@ TRANSPORTS: dict[str, Transport] = {
     "streamable_http": "http",
     "streamableHttp": "http",
     "sse": "sse",
+    "sdk": "sdk",
 }
 
 # A word that needs quotes to show where it begins and ends (or that it is empty).
@@ -46,6 +47,10 @@ def describe_entry(entry: Any) -> list[tuple[str, str]]:
         return []
     transport = entry_transport(entry)
     parts: list[tuple[str, str]] = []
+    if transport == "sdk":  # `create_sdk_mcp_server`: tool functions of the program itself
+        name = entry.get("name")
+        shown = _word(name) if isinstance(name, str) else "sdk"
+        return [("runs", f"in the program's process ({shown})")]
     if transport == "stdio":
         words = [entry.get("command")]
         args = entry.get("args")

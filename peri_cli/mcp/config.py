@@ -42,13 +42,16 @@ class ServerConfig:
     url: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     always_load: bool = False
+    # An in-process server (`transport == "sdk"`): what `inprocess.lowlevel_of` serves.
+    instance: Any = field(default=None, repr=False, compare=False)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     # Peri's credential variables a project entry named; they were left empty (see `_Expander`).
     withheld: tuple[str, ...] = ()
 
     def fingerprint(self) -> str:
         """A stable digest of the entry as written, so a trust decision can notice a change."""
-        text = json.dumps(self.raw, sort_keys=True, ensure_ascii=False)
+        # (an in-process server's instance is no JSON: its identity stands for it)
+        text = json.dumps(self.raw, sort_keys=True, ensure_ascii=False, default=_identity)
         return hashlib.sha256(f"{self.name}\0{text}".encode()).hexdigest()[:16]
 
     def describe(self) -> str:
@@ -174,6 +177,8 @@ def parse_entry(
     transport = entry_transport(entry)
     if transport is None:
         raise EntryError(f'type: expected "stdio", "http" or "sse", got {_show(entry["type"])}')
+    if transport == "sdk":
+        return _in_process(name, entry, scope, source)
     always_load = entry.get("alwaysLoad", False)
     if not isinstance(always_load, bool):
         raise EntryError(_expected("alwaysLoad", always_load, "true or false"))
@@ -204,6 +209,24 @@ def parse_entry(
     headers = {k: x.expand(v) for k, v in _string_map(entry, "headers").items()}
     x.check()
     return ServerConfig(**common, url=url, headers=headers, withheld=x.withheld())
+
+
+def _in_process(name: str, entry: dict[str, Any], scope: Scope, source: Path) -> ServerConfig:
+    """A program's own server (`create_sdk_mcp_server`): only a program can pass one, in
+    `PeriOptions.mcp_servers` (a file's JSON cannot hold the Python object it needs)."""
+    from peri_cli.mcp.inprocess import is_in_process
+
+    instance = entry.get("instance")
+    if scope != "user" or not is_in_process(instance):
+        raise EntryError(
+            'type "sdk": needs the `instance` create_sdk_mcp_server() made, passed by a program '
+            f"in PeriOptions.mcp_servers (got {_show(instance)})"
+        )
+    return ServerConfig(name, scope, source, "sdk", instance=instance, raw=entry)
+
+
+def _identity(value: object) -> str:
+    return f"<{type(value).__name__} {id(value):x}>"
 
 
 class _Expander:

@@ -145,7 +145,9 @@ class McpManager:
         """A new connection attempt (manager thread); `ready` is set when it stops connecting."""
         from peri_cli.mcp.connection import Connection
 
-        log = self.log_dir / f"{clean(config.name)}.log" if self.log_dir else None
+        # (an in-process server writes no stderr of its own: no log file)
+        logged = self.log_dir is not None and config.transport != "sdk"
+        log = self.log_dir / f"{clean(config.name)}.log" if logged and self.log_dir else None
         connection = Connection(
             config,
             timeouts=self.timeouts,

@@ -19,6 +19,7 @@ from peri_cli.base import file_watchers, programs
 from peri_cli.base.childenv import child_env
 from peri_cli.mcp.config import ServerConfig
 from peri_cli.mcp.deepjson import recover
+from peri_cli.mcp.inprocess import in_process_streams
 
 HTTP_TIMEOUT = 30.0  # connect, write, pool
 HTTP_READ_TIMEOUT = 300.0  # a response stream may stay open this long between events
@@ -56,7 +57,10 @@ async def open_transport(
 async def _raw(
     config: ServerConfig, env: Mapping[str, str], errlog: TextIO
 ) -> AsyncIterator[tuple[Any, Any]]:
-    if config.transport == "stdio":
+    if config.transport == "sdk":
+        async with in_process_streams(config.instance) as streams:
+            yield streams
+    elif config.transport == "stdio":
         file_watchers.before_outside()  # what a sandboxed command left is judged first
         params = StdioServerParameters(
             command=stdio_command(config, env),

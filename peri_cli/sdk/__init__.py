@@ -42,6 +42,7 @@ from peri_cli.sdk.events import (
     parse_event,
 )
 from peri_cli.sdk.hookmatchers import HookCallback, HookMatcher
+from peri_cli.sdk.mcptools import SdkMcpTool, create_sdk_mcp_server, tool
 from peri_cli.sdk.options import (
     Allow,
     CanUseTool,
@@ -78,6 +79,7 @@ __all__ = [
     "PermissionUpdate",
     "Question",
     "ResultEvent",
+    "SdkMcpTool",
     "SubagentEvent",
     "SystemEvent",
     "TextBlock",
@@ -93,8 +95,10 @@ __all__ = [
     "ToolUseEvent",
     "UserEvent",
     "answered_input",
+    "create_sdk_mcp_server",
     "form_answers",
     "keeps_label",
     "parse_event",
     "query",
+    "tool",
 ]

@@ -25,6 +25,7 @@ from peri_cli.sdk.composed import Runtime
 from peri_cli.sdk.errors import PeriError
 from peri_cli.sdk.events import PARTIAL_TYPES, Event, ResultEvent
 from peri_cli.sdk.hookmatchers import program_hooks
+from peri_cli.sdk.mcptools import on_running_loop
 from peri_cli.sdk.netasking import network_ask
 from peri_cli.sdk.options import NO_QUESTIONS, PeriOptions, peri_mode
 from peri_cli.sdk.runtime import RunSpec, build_from_spec, mcp_layers
@@ -38,7 +39,7 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
         env["PERI_HOME"] = str(options.peri_home)
     workspace = Path(options.cwd if options.cwd is not None else os.getcwd())
     sources = tuple(options.setting_sources or ())
-    layers = mcp_layers(options.mcp_servers)
+    layers = mcp_layers(on_running_loop(options.mcp_servers))
     if options.sandbox is not None:  # counted as the user's own settings, like its servers
         layers.append(
             SettingsLayer("user", Path("<PeriOptions.sandbox>"), {"sandbox": dict(options.sandbox)})

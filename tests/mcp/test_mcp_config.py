@@ -111,6 +111,7 @@ def test_missing_variable_is_a_problem_naming_it() -> None:
         ({"type": "http", "url": "ftp://x"}, "url: expected an http:// or https:// address"),
         ({"type": "sse", "url": "https://x", "headers": {"A": None}}, "headers.A: expected a"),
         ({"command": "c", "cwd": 5}, "cwd: expected a string"),
+        ({"type": "sdk", "instance": "calc"}, 'type "sdk": needs the `instance`'),
     ],
 )
 def test_malformed_entries(entry: object, message: str) -> None:
@@ -224,6 +225,24 @@ def test_fingerprint_follows_the_entry_as_written() -> None:
     b = only({"x": {"command": "c", "args": ["${V}"]}}, {"V": "2"})
     c = only({"x": {"command": "c", "args": ["other"]}})
     assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+
+
+class _InProcess:
+    def lowlevel(self) -> object:
+        return object()
+
+
+def test_an_in_process_server_comes_only_from_a_program() -> None:
+    """A user-scope entry (a program's `PeriOptions.mcp_servers`) may hold the object; its
+    fingerprint and description do without JSON for it."""
+    instance = _InProcess()
+    entry = {"type": "sdk", "name": "calc", "instance": instance}
+    user = parse_servers({"calc": entry}, "user", Path("<given>"), {}, Path("/w"))
+    (server,) = user.servers
+    assert (server.transport, server.instance) == ("sdk", instance)
+    assert server.fingerprint() == server.fingerprint()
+    assert server.describe() == "runs: in the program's process (calc)"
+    assert "needs the `instance`" in problem({"calc": entry})  # a project's file: never
 
 
 def test_describe_shows_everything_that_decides_what_runs_as_written() -> None:

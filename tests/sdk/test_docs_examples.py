@@ -23,8 +23,8 @@ def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
     return run_program(["-c", code], tmp_path, server, **env)
 
 
-def test_the_doc_has_five_examples() -> None:
-    assert len(_examples()) == 5
+def test_the_doc_has_six_examples() -> None:
+    assert len(_examples()) == 6
 
 
 def test_the_hook_callback_example_builds_its_options(server: FakeServer, tmp_path: Path) -> None:
@@ -91,3 +91,18 @@ def test_batch_over_repositories(server: FakeServer, tmp_path: Path, count: int)
     assert out.splitlines() == [f"repo{i}: f, g and h" for i in range(count)]
     for i in range(count):
         assert (tmp_path / f".peri-repo{i}" / "projects").is_dir()
+
+
+def test_tools_of_your_own(server: FakeServer, tmp_path: Path) -> None:
+    (example,) = [e for e in _examples() if "create_sdk_mcp_server" in e]
+    call = {"tool_name": "mcp__calc__add", "params": {"a": 2, "b": 3.5}}
+    server.set_script(
+        [
+            {"tool_calls": [{"name": "SearchExtraTools", "input": {"query": "add"}}]},
+            {"tool_calls": [{"name": "ExecuteExtraTool", "input": call}]},
+            {"text": "5.5, says the calculator."},
+        ]
+    )
+    assert _run(example, tmp_path, server) == "5.5, says the calculator.\n"
+    bodies = [r["body"] for r in server.requests if r["status"] == 200]
+    assert "'text': '5.5'" in str(bodies[2]["messages"][-1])
