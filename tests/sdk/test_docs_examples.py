@@ -47,8 +47,8 @@ def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
     return done.stdout
 
 
-def test_the_doc_has_five_examples() -> None:
-    assert len(_examples()) == 5
+def test_the_doc_has_six_examples() -> None:
+    assert len(_examples()) == 6
 
 
 def test_the_hook_callback_example_builds_its_options(server: FakeServer, tmp_path: Path) -> None:
@@ -115,3 +115,23 @@ def test_batch_over_repositories(server: FakeServer, tmp_path: Path, count: int)
     assert out.splitlines() == [f"repo{i}: f, g and h" for i in range(count)]
     for i in range(count):
         assert (tmp_path / f".peri-repo{i}" / "projects").is_dir()
+
+
+def test_its_own_prompt_agents_and_tools(server: FakeServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    call = {"prompt": "look at src/", "description": "review", "subagent_type": "reviewer"}
+    server.set_script(
+        [
+            {"when": "reviewer", "tool_calls": [{"name": "Agent", "input": call}]},
+            {"when": "look at src/", "text": "no bugs"},
+            {"when": "reviewer", "text": "The reviewer found no bugs."},
+        ]
+    )
+    out = _run(_examples()[5], tmp_path, server, REPO=str(repo))
+    assert out == "The reviewer found no bugs.\n"
+    parent, child, _ = [r["body"] for r in server.requests if r["status"] == 200]
+    assert [t["name"] for t in parent["tools"]] == ["Read", "Glob", "Grep", "Agent"]
+    assert parent["system"][0]["text"].rstrip().endswith("Be brief.")
+    assert [t["name"] for t in child["tools"]] == ["Read", "Grep", "Glob"]
+    assert child["model"] == "claude-haiku-4-5"
