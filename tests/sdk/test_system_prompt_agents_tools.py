@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from peri_cli.context.snapshot import base_section, tool_note
-from peri_cli.sdk import AgentDefinition, OptionError, PeriClient, PeriOptions, ResultEvent, query
+from peri_cli.sdk import (
+    AgentDefinition,
+    OptionError,
+    PeriClient,
+    PeriOptions,
+    ResultEvent,
+    SystemEvent,
+    query,
+)
 from tests.fakeserver import FakeServer
 from tests.sdk.conftest import model_calls, options_for
 
@@ -183,7 +191,11 @@ async def test_tools_restricts_the_built_in_tools_the_model_sees(
     server: FakeServer, tmp_path: Path
 ) -> None:
     server.set_script([{"text": "ok"}, {"text": "ok"}, {"text": "ok"}])
-    await _run("hi", options_for(server, tmp_path / "a", tools=["Read", "Grep"]))
+    events = [
+        e async for e in query("hi", options_for(server, tmp_path / "a", tools=["Read", "Grep"]))
+    ]
+    init = events[0]
+    assert isinstance(init, SystemEvent) and sorted(init.data["tools"]) == ["Grep", "Read"]
     await _run("hi", options_for(server, tmp_path / "b", tools=[]))
     await _run("hi", options_for(server, tmp_path / "c"))
     only, none, every = model_calls(server)
