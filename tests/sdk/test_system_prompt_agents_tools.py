@@ -265,3 +265,21 @@ def test_a_bad_shape_is_refused_naming_the_option(
     assert caught.value.option == option
     for word in words:
         assert word in str(caught.value)
+
+
+async def test_a_string_system_prompt_keeps_the_skill_listing(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    skill = tmp_path / "home" / ".claude" / "skills" / "release-notes"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Writes release notes from the git log\n---\nbody\n"
+    )
+    server.set_script([{"text": "ok"}])
+    await _run("hi", options_for(server, tmp_path, system_prompt="You write release notes."))
+    (body,) = model_calls(server)
+    frozen = frozen_system(body)
+    # the Skill tool names skills only through the listing, so it stays after the program's text
+    assert frozen.startswith("You write release notes.\n\n")
+    assert "release-notes" in frozen and "Writes release notes from the git log" in frozen
+    assert "Skill" in tool_names(body)
