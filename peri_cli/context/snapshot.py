@@ -45,6 +45,9 @@ class SnapshotInputs:
     overrides: dict[str, str] = field(default_factory=dict)  # section id -> its override text
     has_subagents: bool = True  # some SubAgent type exists (the Agent tool is offered)
     has_todos: bool = True  # the TodoWrite tool is offered (setting `todoTool`)
+    # The capabilities with a built-in tool offered (None: every one; a program's `tools` may
+    # leave some without): the `# Tools` section tells of no tool the model does not have.
+    offered: frozenset[str] | None = None
     # The output style (extensions/output_styles): "" is the default, which changes nothing.
     style_name: str = ""
     style_text: str = ""
@@ -76,7 +79,9 @@ def render_system(inputs: SnapshotInputs) -> str:
     notes = [
         tool_note(c)
         for c in TOOL_NOTES
-        if meta.enabled(c) and (c != "subagents" or inputs.has_subagents)
+        if meta.enabled(c)
+        and (c != "subagents" or inputs.has_subagents)
+        and (inputs.offered is None or c in inputs.offered)
     ]
     if inputs.has_todos:
         notes.append(base_section("tools-tasks"))

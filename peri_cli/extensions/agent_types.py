@@ -75,11 +75,16 @@ class AgentCatalog:
         return sorted(self.types)
 
 
+def is_agent_name(name: object) -> bool:
+    """Whether `name` may name an agent type (a file's `name:`, a program's `agents` key)."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None
+
+
 def parse_agent_type(text: str, source: str, stem: str) -> AgentType:
     """One definition from its file text; FrontMatterError says what is wrong."""
     fields, body = split_front_matter(text)
     name = fields.get("name", stem)
-    if not isinstance(name, str) or not _NAME.fullmatch(name):
+    if not is_agent_name(name):
         raise FrontMatterError(f"name must be letters, digits, '-', '_' or '.', got {name!r}")
     description = fields.get("description")
     if not isinstance(description, str) or not description.strip():

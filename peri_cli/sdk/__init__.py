@@ -16,6 +16,7 @@ from peri_cli.base.questions import (
 )
 from peri_cli.base.tool import EditorKind, FilePort, ToolTraits
 from peri_cli.permissions.remembering import keeps_label
+from peri_cli.sdk.agentdefs import AgentDefinition
 from peri_cli.sdk.blocks import (
     ContentBlock,
     TextBlock,
@@ -57,6 +58,7 @@ __all__ = [
     "KEEP_PLANNING",
     "MODES",
     "PLAN_MODES",
+    "AgentDefinition",
     "Allow",
     "Answers",
     "Asking",

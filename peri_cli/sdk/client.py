@@ -19,6 +19,7 @@ from peri_cli.base.settings import SettingsLayer
 from peri_cli.extensions.commands import parse_command
 from peri_cli.extensions.skills.catalog import SkillError
 from peri_cli.extensions.skills.invocation import invoke_user_skill
+from peri_cli.sdk.agentdefs import agent_types
 from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.clientviews import ClientViews
 from peri_cli.sdk.composed import Runtime
@@ -28,6 +29,7 @@ from peri_cli.sdk.hookmatchers import program_hooks
 from peri_cli.sdk.mcptools import on_running_loop
 from peri_cli.sdk.netasking import network_ask
 from peri_cli.sdk.options import NO_QUESTIONS, PeriOptions, peri_mode
+from peri_cli.sdk.promptchoice import builtin_names, prompt_parts
 from peri_cli.sdk.runtime import RunSpec, build_from_spec, mcp_layers
 from peri_cli.sdk.turn import PromptRun, watch_mcp
 
@@ -44,6 +46,7 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
         layers.append(
             SettingsLayer("user", Path("<PeriOptions.sandbox>"), {"sandbox": dict(options.sandbox)})
         )
+    system_prompt, append = prompt_parts(options.system_prompt, options.append_system_prompt)
     return RunSpec(
         workspace=workspace.expanduser().resolve(),
         env=env,
@@ -60,7 +63,10 @@ def spec_from_options(options: PeriOptions) -> RunSpec:
         fork_session=options.fork_session,
         setting_sources=sources,
         extra_layers=layers,
-        append_system=options.append_system_prompt,
+        system_prompt=system_prompt,
+        append_system=append,
+        agents=agent_types(options.agents),
+        builtin_names=builtin_names(options.tools),
         files=options.files,
         hooks=program_hooks(options.hooks),
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,7 @@ from peri_cli.agent.factory import AgentConfig, AgentFactory
 from peri_cli.agent.host import StartupError
 from peri_cli.agent.loop import Agent
 from peri_cli.agent.subagents import SubagentManager
-from peri_cli.agent.workspace import settle, workspace_guides
+from peri_cli.agent.workspace import settle
 from peri_cli.base import first_look
 from peri_cli.base.childenv import child_env
 from peri_cli.base.models import context_window
@@ -25,31 +24,27 @@ from peri_cli.base.settings_sandbox import SandboxSettings
 from peri_cli.base.tool import FilePort
 from peri_cli.context.contributions import ContributionChain, default_chain
 from peri_cli.context.meta import ALL_ON, MetaState
-from peri_cli.context.meta import resolve as resolve_meta
 from peri_cli.context.plan_mode import plan_mode_note
-from peri_cli.context.snapshot import SnapshotInputs, build_snapshot, detect_environment
-from peri_cli.context.todos import TODO_TOOL
 from peri_cli.context.tokens import default_counter
-from peri_cli.extensions.agent_types import AgentCatalog, discover_agent_types
+from peri_cli.extensions.agent_types import AgentCatalog, AgentType
 from peri_cli.extensions.custom_commands.catalog import CommandCatalog
 from peri_cli.extensions.hookpoints import Hooks
 from peri_cli.extensions.hooks import Hook, SessionStartSource
 from peri_cli.extensions.skills.catalog import SkillCatalog
-from peri_cli.extensions.skills.listing import skill_listing
 from peri_cli.permissions.asking import Mode
 from peri_cli.permissions.hidden import hidden_paths
 from peri_cli.permissions.policy import PermissionPolicy
 from peri_cli.permissions.rule_sources import RuleSet
 from peri_cli.permissions.trust import TrustState
 from peri_cli.permissions.truststore import TrustRecord, TrustStore, TrustStoreError
-from peri_cli.sdk.mcpside import McpSide, display_path
-from peri_cli.sdk.plugins import ActivePlugins, folders, hook_config
+from peri_cli.sdk.mcpside import McpSide
+from peri_cli.sdk.plugins import ActivePlugins, hook_config
+from peri_cli.sdk.promptside import PromptSide
 from peri_cli.sdk.sandboxside import SandboxSide
 from peri_cli.sdk.styleside import StyleSide
 from peri_cli.sdk.toolside import ToolSide
 from peri_cli.session.checkpoints import Checkpointer
 from peri_cli.session.store import Session, SessionNotFound, SessionStore
-from peri_cli.session.transcript import Snapshot
 from peri_cli.session.transcript_file import TranscriptError
 
 if TYPE_CHECKING:
@@ -75,7 +70,7 @@ def credentials_problem(provider: str, env: Mapping[str, str]) -> str | None:
 
 
 @dataclass
-class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
+class Runtime(McpSide, SandboxSide, ToolSide, StyleSide, PromptSide):
     workspace: Path
     peri_home: Path
     env: Mapping[str, str]
@@ -115,6 +110,8 @@ class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
     # Only these built-in tools (None: all of them); MCP servers' tools are not affected.
     builtin_names: frozenset[str] | None = None
     program_hooks: tuple[Hook, ...] = ()  # a program's Python hooks (`PeriOptions.hooks`)
+    system_prompt: str | None = None  # a program's own text instead of Peri's (new sessions)
+    program_agents: tuple[AgentType, ...] = ()  # `PeriOptions.agents`: they win over files
 
     @property
     def trusted(self) -> bool:
@@ -194,60 +191,6 @@ class Runtime(McpSide, SandboxSide, ToolSide, StyleSide):
             )
             self._provider_built = True
         return self._provider
-
-    def new_snapshot(self) -> Snapshot:
-        home = Path(self.env.get("HOME", str(Path.home())))
-        guides = self.trust.take_guides() if self.trust is not None else None
-        if guides is None:
-            guides = workspace_guides(
-                self.workspace, home, self.loaded or self.settings, trusted=self.trusted
-            )
-        platform, is_git = detect_environment(self.workspace)
-        meta = resolve_meta(
-            self.loaded or self.settings, workspace=self.workspace, peri_home=self.peri_home
-        )
-        self.warnings.extend(meta.warnings)
-        state = meta.state
-        skills = self._all_skills() if state.enabled("skills") else SkillCatalog()
-        listing = skill_listing(skills, self.context_window)
-        types = self._agent_types(home, state.builtin_subagents)
-        self._types_read = (state.builtin_subagents, types)  # for this session's agent
-        has_subagents = state.enabled("subagents") and bool(types.types)
-        inputs = SnapshotInputs(
-            workspace=self.workspace,
-            today=date.today(),
-            platform=platform,
-            is_git=is_git,
-            guide_text=guides.text,
-            guide_files=[display_path(p, self.workspace) for p in guides.files],
-            guide_warnings=list(guides.warnings),
-            skill_listing=listing.text,
-            skills=list(listing.shown),
-            meta=state,
-            overrides=meta.texts,
-            has_subagents=has_subagents,
-            has_todos=self.settings.todoTool
-            and (self.builtin_names is None or TODO_TOOL in self.builtin_names),
-            **self.style_inputs(),
-        )
-        snapshot = build_snapshot(inputs)
-        if self.append_system:
-            extra = f"{snapshot.system}\n\n{self.append_system}"
-            snapshot = snapshot.model_copy(update={"system": extra})
-        return snapshot
-
-    def _agent_types(self, home: Path, builtins: bool) -> AgentCatalog:
-        """The agent types: as the snapshot just read them, or read now (a resumed session)."""
-        read, self._types_read = self._types_read, None
-        if read is not None and read[0] == builtins:
-            return read[1]
-        plugins = folders(self.plugins, "agents")
-        return discover_agent_types(self.workspace, home, builtins=builtins, plugins=plugins)
-
-    def _all_skills(self) -> SkillCatalog:
-        if self.loaded_skills is None:
-            self.loaded_skills = self.skills
-        return self.loaded_skills
 
     def start_new(self) -> Session:
         snapshot = self.new_snapshot()

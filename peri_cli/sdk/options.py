@@ -12,7 +12,9 @@ from typing import Any, Literal
 from peri_cli.base.modes import MODES, Mode
 from peri_cli.base.questions import Asking
 from peri_cli.base.tool import FilePort
+from peri_cli.sdk.agentdefs import AgentDefinition, check_agents
 from peri_cli.sdk.errors import OptionError
+from peri_cli.sdk.promptchoice import check_system_prompt, check_tools
 
 Remember = Literal["session", "project"]
 SettingSource = Literal["user", "project", "local"]
@@ -116,6 +118,12 @@ class PeriOptions:
     disallowed_tools: Sequence[str] = ()
     can_use_tool: CanUseTool | None = None  # asked where the TUI would ask; None: denied
     append_system_prompt: str | None = None  # added to a new session's frozen system prompt
+    # A string replaces the prompt Peri writes; {"type": "preset", "preset": "peri" (or
+    # "claude_code"), "append": "..."} keeps it. Frozen into a new session (`promptchoice`).
+    system_prompt: str | Mapping[str, Any] | None = None
+    agents: Mapping[str, AgentDefinition] | None = None  # SubAgent types; beat `.claude/agents`
+    # Only these built-in tools (None or {"type": "preset", ...}: all; []: none); MCP unaffected.
+    tools: Sequence[str] | Mapping[str, Any] | None = None
     max_turns: int | None = None  # model calls per prompt
     resume: str | None = None  # a session id (or a unique prefix of 8+ characters)
     fork_session: bool = False  # with resume / continue_conversation: continue in a copy
@@ -145,6 +153,9 @@ class PeriOptions:
             _check_cwd(self.cwd)
         for name in ("allowed_tools", "disallowed_tools"):
             _check_strings(name, getattr(self, name))
+        check_system_prompt(self.system_prompt, self.append_system_prompt)
+        check_agents(self.agents)
+        check_tools(self.tools)
         if self.setting_sources is not None:
             _check_strings("setting_sources", self.setting_sources)
             for source in self.setting_sources:

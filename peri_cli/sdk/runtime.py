@@ -20,6 +20,7 @@ from peri_cli.base.models import default_model
 from peri_cli.base.settings import LoadedSettings, Scope, SettingsLayer, peri_home_from_env
 from peri_cli.base.settings_check import SettingsError
 from peri_cli.base.tool import FilePort
+from peri_cli.extensions.agent_types import AgentType
 from peri_cli.extensions.commands import COMMANDS
 from peri_cli.extensions.custom_commands.catalog import CommandCatalog, CommandSource
 from peri_cli.extensions.custom_commands.discovery import load_commands
@@ -75,6 +76,9 @@ class RunSpec:
     files: FilePort | None = None
     pre_read: PreRead | None = None  # the settings files as the TUI's first frame read them
     hooks: Sequence[Hook] = ()  # a program's Python hooks (`PeriOptions.hooks`)
+    system_prompt: str | None = None  # a program's text instead of Peri's (`promptchoice`)
+    agents: Sequence[AgentType] = ()  # a program's SubAgent types (`PeriOptions.agents`)
+    builtin_names: frozenset[str] | None = None  # only these built-in tools (None: all)
 
 
 def mcp_layers(servers: Mapping[str, Any] | None) -> list[SettingsLayer]:
@@ -230,6 +234,9 @@ def build_from_spec(spec: RunSpec) -> Runtime:
         append_system=spec.append_system,
         files=spec.files,
         program_hooks=tuple(spec.hooks),
+        system_prompt=spec.system_prompt,
+        program_agents=tuple(spec.agents),
+        builtin_names=spec.builtin_names,
     )
     runtime.check_sandbox()  # before anything starts: it may refuse the run
     try:

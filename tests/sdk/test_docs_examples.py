@@ -24,7 +24,7 @@ def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
 
 
 def test_the_doc_has_six_examples() -> None:
-    assert len(_examples()) == 6
+    assert len(_examples()) == 7
 
 
 def test_the_hook_callback_example_builds_its_options(server: FakeServer, tmp_path: Path) -> None:
@@ -106,3 +106,23 @@ def test_tools_of_your_own(server: FakeServer, tmp_path: Path) -> None:
     assert _run(example, tmp_path, server) == "5.5, says the calculator.\n"
     bodies = [r["body"] for r in server.requests if r["status"] == 200]
     assert "'text': '5.5'" in str(bodies[2]["messages"][-1])
+
+
+def test_its_own_prompt_agents_and_tools(server: FakeServer, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    call = {"prompt": "look at src/", "description": "review", "subagent_type": "reviewer"}
+    server.set_script(
+        [
+            {"when": "reviewer", "tool_calls": [{"name": "Agent", "input": call}]},
+            {"when": "look at src/", "text": "no bugs"},
+            {"when": "reviewer", "text": "The reviewer found no bugs."},
+        ]
+    )
+    out = _run(_examples()[6], tmp_path, server, REPO=str(repo))
+    assert out == "The reviewer found no bugs.\n"
+    parent, child, _ = [r["body"] for r in server.requests if r["status"] == 200]
+    assert [t["name"] for t in parent["tools"]] == ["Read", "Glob", "Grep", "Agent"]
+    assert parent["system"][0]["text"].rstrip().endswith("Be brief.")
+    assert [t["name"] for t in child["tools"]] == ["Read", "Grep", "Glob"]
+    assert child["model"] == "claude-haiku-4-5"
