@@ -182,6 +182,7 @@ class PeriClient(ClientViews):
             self._asker,
             self._queue.put_nowait,
             partial=self.options.include_partial_messages,
+            schema=self.options.output_schema,
         )
         run.out.started = sent
         run.init_line()
