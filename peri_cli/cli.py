@@ -78,10 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         "SubAgent progress",
     )
     p.add_argument(
-        "--json-schema",
-        metavar="JSON|@FILE",
-        help="with -p: the answer is a JSON value fitting this JSON Schema (inline, or read "
-        "from FILE), given through the StructuredOutput tool",
+        "--json-schema", metavar="JSON|@FILE", help="with -p: answer as JSON fitting this schema"
     )
     p.add_argument("--model", help="model name for this run")
     p.add_argument("--provider", choices=("anthropic", "openai"))
