@@ -12,6 +12,7 @@ from peri_cli.agent.attachments import AttachContext, attach, mentions
 from peri_cli.agent.custom_command import command_turn
 from peri_cli.agent.host import CommandError
 from peri_cli.agent.sessionstart import run_session_start
+from peri_cli.agent.structured import STRUCTURED_TOOL
 from peri_cli.agent.subagents import SubagentManager
 from peri_cli.base.events import Event as CoreEvent
 from peri_cli.base.events import PermissionRequested
@@ -74,7 +75,8 @@ class PromptRun:
                 session_id=agent.session.id,
                 model=agent.model,
                 provider=agent.provider.name,
-                tools=sorted(agent.tools.direct),
+                # (a prompt asking for structured output also has StructuredOutput)
+                tools=sorted({*agent.tools.direct, *([STRUCTURED_TOOL] if self.schema else [])}),
                 permission_mode=agent.policy.mode,
             )
         )

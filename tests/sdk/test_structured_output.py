@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from peri_cli.sdk import OptionError, PeriOptions, ResultEvent, ToolResultEvent, query
+from peri_cli.sdk import (
+    OptionError,
+    PeriOptions,
+    ResultEvent,
+    SystemEvent,
+    ToolResultEvent,
+    query,
+)
 from tests.fakeserver import FakeServer
 from tests.sdk.conftest import model_calls, options_for, sent_text
 
@@ -117,6 +124,30 @@ async def test_the_tool_is_in_the_request_only_for_runs_that_ask(
     assert isinstance(last, ResultEvent) and last.structured_output == GOOD
     names = [[t["name"] for t in c["tools"]] for c in model_calls(server)]
     assert ["StructuredOutput" in n for n in names] == [True, True, False, True, True]
+
+
+async def test_a_subagent_never_gets_the_tool_and_init_lists_it(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    agent = {"name": "Agent", "input": {"prompt": "job one", "description": "a job"}}
+    server.set_script(
+        [
+            {"when": "count it", "tool_calls": [agent]},
+            {"when": "job one", "text": "report"},
+            {"when": "count it", **answer(GOOD)},
+            {"when": "count it", "text": "done"},
+        ]
+    )
+    fmt = {"type": "json_schema", "schema": SCHEMA}
+    options = options_for(server, tmp_path, output_format=fmt, permission_mode="bypass")
+    events = [e async for e in query("count it", options)]
+    init = events[0]
+    assert isinstance(init, SystemEvent) and "StructuredOutput" in init.data["tools"]
+    result = events[-1]
+    assert isinstance(result, ResultEvent) and result.structured_output == GOOD
+    calls = model_calls(server)
+    child = [c for c in calls if "job one" in json.dumps(c["messages"][0])]
+    assert child and all("StructuredOutput" not in [t["name"] for t in c["tools"]] for c in child)
 
 
 @pytest.mark.parametrize(
