@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with -p --output-format stream-json: also text and thinking deltas and "
         "SubAgent progress",
     )
+    p.add_argument(
+        "--json-schema", metavar="JSON|@FILE", help="with -p: answer as JSON fitting this schema"
+    )
     p.add_argument("--model", help="model name for this run")
     p.add_argument("--provider", choices=("anthropic", "openai"))
     p.add_argument("--permission-mode", choices=MODES)
@@ -371,6 +374,8 @@ def _main(argv: Sequence[str] | None) -> int:
         args = build_parser().parse_args(args_list)
         if args.fork_session and not (args.cont or args.resume is not None):
             raise UsageError("--fork-session needs -c/--continue or -r/--resume")
+        if args.json_schema is not None and not args.print:
+            raise UsageError("--json-schema needs -p (structured output is for headless runs)")
         if args.print and args.resume == "":
             raise UsageError("-p with -r needs a session ID (the picker is interactive)")
         if not args.print and not sys.stdin.isatty():

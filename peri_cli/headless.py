@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import select
 import signal
 import sys
+from pathlib import Path
 from typing import IO, TextIO, TypeGuard
 
 from peri_cli.sdk import PeriClient, PeriError, PeriOptions, ResultEvent, SystemEvent
 from peri_cli.sdk.runtime import spec_from_args
+from peri_cli.sdk.structured import json_schema_flag
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 STDIN_CAP = 256 * 1024  # bytes of piped input added to the prompt
@@ -75,7 +78,15 @@ def run_headless(args: argparse.Namespace, prompt: str) -> int:
 
 async def _main(args: argparse.Namespace, prompt: str, out: TextIO, err: TextIO) -> int:
     fmt = args.output_format
-    options = PeriOptions(include_partial_messages=args.include_partial_messages)
+    try:
+        schema = getattr(args, "json_schema", None)
+        output_format = None if schema is None else json_schema_flag(schema, Path.cwd())
+        options = PeriOptions(
+            include_partial_messages=args.include_partial_messages, output_format=output_format
+        )
+    except PeriError as e:  # a bad --json-schema: one line, exit 2
+        print_error(fmt, str(e))
+        return e.exit_code
     client = PeriClient(options, spec=spec_from_args(args, os.environ))
     try:
         await client.connect()
@@ -130,7 +141,9 @@ def _stderr_notice(event: object, fmt: str) -> TypeGuard[SystemEvent]:
 
 def _finish(result: ResultEvent, fmt: str, out: TextIO, err: TextIO) -> int:
     if fmt == "text":
-        if result.result:
+        if "structured_output" in result.model_fields_set:  # the answer, as JSON
+            out.write(json.dumps(result.structured_output, ensure_ascii=False) + "\n")
+        elif result.result:
             out.write(result.result.rstrip("\n") + "\n")
         if result.error is not None:
             print(f"peri: error: {result.error}", file=err)

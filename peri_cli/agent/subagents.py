@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from peri_cli.agent.factory import AgentConfig, AgentFactory
 from peri_cli.agent.interruption import describe_call
 from peri_cli.agent.loop import REPORT_HEAD, Agent
+from peri_cli.agent.structured import STRUCTURED_TOOL
 from peri_cli.base.events import (
     AssistantMessage,
     Event,
@@ -248,7 +249,7 @@ class SubagentManager:
         """The type's tools within the parent's. `general` keeps the parent's exact list (its
         cached prefix is then shared) and refuses an Agent call when it is made."""
         parent = self.parent.tools
-        hidden = set(kind.disallowed)
+        hidden = {*kind.disallowed, STRUCTURED_TOOL}  # the parent's answer only, never a child's
         if kind.read_only:
             kept = {n: t for n, t in parent.direct.items() if t.traits.read_only}
             return ToolRegistry(direct={n: t for n, t in kept.items() if n not in hidden})

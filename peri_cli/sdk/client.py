@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from peri_cli.agent.host import StartupError
 from peri_cli.base.events import Notice
@@ -156,8 +157,10 @@ class PeriClient(ClientViews):
         if runtime.credentials_problem and parse_command(prompt) is None:
             raise PeriError(runtime.credentials_problem, 1, self.session_id)
         prompt = self._skill(prompt)
+        schema = self.options.output_schema  # (options changed since: OptionError here)
         self._started, self._cancel_first = False, False
-        self._task = asyncio.create_task(self._run(prompt, tuple(images), time.monotonic()))
+        run = self._run(prompt, tuple(images), time.monotonic(), schema)
+        self._task = asyncio.create_task(run)
         self._unread += 1
 
     async def query(self, prompt: str, *, images: Sequence[tuple[str, str]] = ()) -> None:
@@ -180,7 +183,13 @@ class PeriClient(ClientViews):
         runtime.agent.policy.grant_for_turn(skill.allowed_tools, skill.scope == "project")
         return invocation.message
 
-    async def _run(self, prompt: str, images: tuple[tuple[str, str], ...], sent: float) -> None:
+    async def _run(
+        self,
+        prompt: str,
+        images: tuple[tuple[str, str], ...],
+        sent: float,
+        schema: dict[str, Any] | None,
+    ) -> None:
         self._started = True  # from here a cancel lands inside `run.run`, which ends the turn
         runtime = self.runtime
         assert runtime is not None and self._asker is not None and runtime.agent is not None
@@ -189,6 +198,7 @@ class PeriClient(ClientViews):
             self._asker,
             self._queue.put_nowait,
             partial=self.options.include_partial_messages,
+            schema=schema,
         )
         run.out.started = sent
         run.init_line()

@@ -130,7 +130,9 @@ class CompactEvent(_EventBase):
 
 
 CANCELLED = "cancelled"  # the error of a prompt stopped by `interrupt()`
-ResultSubtype = Literal["success", "error_max_turns", "error_during_execution"]
+ResultSubtype = Literal[
+    "success", "error_max_turns", "error_during_execution", "error_max_structured_output_retries"
+]
 
 
 class ResultEvent(_EventBase):
@@ -141,9 +143,12 @@ class ResultEvent(_EventBase):
     not part of the line, so `peri -p` prints what it always printed.
 
     As the Claude Agent SDK's result: `subtype` (`success`, `error_max_turns`,
-    `error_during_execution`), `total_cost_usd` (list price of `usage` for the session's model;
-    None when its price is unknown), `duration_ms` (from `send()` to the result) and
-    `duration_api_ms` (the part spent waiting for the model's replies)."""
+    `error_during_execution`, `error_max_structured_output_retries`), `total_cost_usd` (list
+    price of `usage` for the session's model; None when its price is unknown), `duration_ms`
+    (from `send()` to the result), `duration_api_ms` (the part spent waiting for the model's
+    replies) and, for a prompt that asked for structured output (`output_format`),
+    `structured_output`: the accepted JSON value (in the line only when one was accepted;
+    None here otherwise)."""
 
     type: Literal["result"] = "result"
     session_id: str
@@ -158,6 +163,7 @@ class ResultEvent(_EventBase):
     total_cost_usd: float | None = None
     duration_ms: int = 0
     duration_api_ms: int = 0
+    structured_output: Any = None
     stop_reason: str | None = Field(default=None, exclude=True)
 
     @property

@@ -137,6 +137,9 @@ class PeriOptions:
     files: FilePort | None = None  # Read, Edit and Write through the caller
     # (last: Claude Agent SDK hooks) {"PreToolUse": [HookMatcher("Bash", [fn])]}: `hookmatchers`
     hooks: Mapping[str, Sequence[Any]] | None = None
+    # {"type": "json_schema", "schema": {...}}: each prompt's answer is a JSON value fitting the
+    # schema (an object), given through the StructuredOutput tool (`result.structured_output`)
+    output_format: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         """Refuse a bad value now, naming the option (an `OptionError`, a `PeriError`)."""
@@ -151,6 +154,10 @@ class PeriOptions:
             raise OptionError("max_turns", f"must be at least 1, not {turns}")
         if self.cwd is not None:
             _check_cwd(self.cwd)
+        if self.output_format is not None:
+            from peri_cli.sdk.structured import output_schema
+
+            output_schema(self.output_format)
         for name in ("allowed_tools", "disallowed_tools"):
             _check_strings(name, getattr(self, name))
         check_system_prompt(self.system_prompt, self.append_system_prompt)
@@ -169,6 +176,15 @@ class PeriOptions:
     def peri_mode(self) -> Mode | None:
         """The Peri mode `permission_mode` names (None: the settings' own)."""
         return None if self.permission_mode is None else peri_mode(self.permission_mode)
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema `output_format` gives (None: answers are text)."""
+        if self.output_format is None:
+            return None
+        from peri_cli.sdk.structured import output_schema
+
+        return output_schema(self.output_format)
 
     @property
     def asks(self) -> bool:

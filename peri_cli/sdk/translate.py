@@ -59,6 +59,9 @@ class Translator:
         self.stop_reason: str | None = None  # of the main agent's last reply
         self.started = time.monotonic()  # when the prompt was sent (the client sets it)
         self.max_turns_hit = False
+        self.structured_output: Any = None  # the accepted StructuredOutput answer, when given
+        self.structured_given = False
+        self.structured_failed = False  # asked for, and the retry failed too
         self._api_seconds = 0.0  # waiting for the main agent's replies
         self._asked_at: float | None = None  # the model call under way began then
         self._announced: set[str] = set()  # tool_use ids whose `tool_use` event was sent
@@ -215,11 +218,15 @@ class Translator:
             "duration_ms": round((time.monotonic() - self.started) * 1000),
             "duration_api_ms": round(self._api_seconds * 1000),
         }
+        if self.structured_given:
+            fields["structured_output"] = self.structured_output
         return ResultEvent(**fields, stop_reason=self.stop_reason)
 
     def _subtype(self) -> ResultSubtype:
         if self.error is None:
             return "success"
+        if self.structured_failed:
+            return "error_max_structured_output_retries"
         if self.max_turns_hit or self.error.endswith("(--max-turns)"):
             return "error_max_turns"
         return "error_during_execution"

@@ -12,6 +12,7 @@ from peri_cli.agent.attachments import AttachContext, attach, mentions
 from peri_cli.agent.custom_command import command_turn
 from peri_cli.agent.host import CommandError
 from peri_cli.agent.sessionstart import run_session_start
+from peri_cli.agent.structured import STRUCTURED_TOOL
 from peri_cli.agent.subagents import SubagentManager
 from peri_cli.base.events import Event as CoreEvent
 from peri_cli.base.events import PermissionRequested
@@ -23,6 +24,7 @@ from peri_cli.sdk.asking import Asker
 from peri_cli.sdk.commands import HANDLERS
 from peri_cli.sdk.composed import Runtime
 from peri_cli.sdk.events import Event, SystemEvent
+from peri_cli.sdk.structured import StructuredPrompt
 from peri_cli.sdk.translate import Translator
 from peri_cli.session.transcript import MessageEntry
 
@@ -37,11 +39,21 @@ Images = Sequence[tuple[str, str]]  # (media type, base64 data) of `[image #1]`,
 class PromptRun:
     """The run of one prompt: what it emits and the `Translator` that keeps its outcome."""
 
-    def __init__(self, runtime: Runtime, asker: Asker, emit: Emit, *, partial: bool) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        asker: Asker,
+        emit: Emit,
+        *,
+        partial: bool,
+        schema: dict[str, Any] | None = None,
+    ) -> None:
+        """`schema`: the prompt must end with a `StructuredOutput` answer fitting it."""
         agent = runtime.agent
         assert agent is not None and runtime.session is not None
         self.runtime, self.agent, self.asker, self.emit = runtime, agent, asker, emit
         self.out = Translator(runtime.session.id, partial=partial)
+        self.schema = schema
 
     def core(self, event: CoreEvent) -> None:
         for e in self.out.event(event):
@@ -63,7 +75,8 @@ class PromptRun:
                 session_id=agent.session.id,
                 model=agent.model,
                 provider=agent.provider.name,
-                tools=sorted(agent.tools.direct),
+                # (a prompt asking for structured output also has StructuredOutput)
+                tools=sorted({*agent.tools.direct, *([STRUCTURED_TOOL] if self.schema else [])}),
                 permission_mode=agent.policy.mode,
             )
         )
@@ -86,12 +99,19 @@ class PromptRun:
                     ):
                         self.core(notice)
                 if (custom := self.runtime.custom_commands.find(prompt.strip())) is not None:
-                    await self._with_children(self._custom(*custom, images))
+                    await self._answer(self._custom(*custom, images))
                 elif (expanded := await self._expand(prompt)) is not None:
                     attached = await self._attachments(prompt, images)
-                    await self._with_children(agent.run(expanded, attached))
+                    await self._answer(agent.run(expanded, attached))
         except asyncio.CancelledError:
             self.out.error = "cancelled"
+
+    async def _answer(self, turn: AsyncIterator[CoreEvent]) -> None:
+        """The prompt's turn; with a schema, as `StructuredPrompt` runs it (one retry)."""
+        if self.schema is None:
+            await self._with_children(turn)
+        else:
+            await StructuredPrompt(self.schema).run(self.agent, self.out, turn, self._with_children)
 
     def _say(self, text: str) -> None:
         self.emit(SystemEvent.of("notice", level="warning", text=text))

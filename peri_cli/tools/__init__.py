@@ -34,16 +34,17 @@ def builtin_tools() -> list[Tool]:
 
 def builtin_traits() -> dict[str, ToolTraits]:
     """Every built-in tool's name and traits, the session-bound ones included (docs, `peri
-    meta`): the tools of `builtin_tools()`, Agent, Skill, WebFetch, ExitPlanMode and the
-    extra-tool wrappers."""
+    meta`): the tools of `builtin_tools()`, Agent, Skill, WebFetch, ExitPlanMode,
+    StructuredOutput (a run's, when it asks for structured output) and the extra-tool wrappers."""
     from peri_cli.extensions.extra_tools import ExecuteExtraTool, SearchExtraTools
     from peri_cli.tools.agent import AgentTool
     from peri_cli.tools.exit_plan_mode import ExitPlanModeTool
     from peri_cli.tools.skill import SkillTool
+    from peri_cli.tools.structured_output import StructuredOutputTool
     from peri_cli.tools.webfetch import WebFetchTool
 
     named = {t.name: t.traits for t in builtin_tools()}
-    session_bound = (AgentTool, SkillTool, WebFetchTool, ExitPlanModeTool)
+    session_bound = (AgentTool, SkillTool, WebFetchTool, ExitPlanModeTool, StructuredOutputTool)
     for c in (*session_bound, SearchExtraTools, ExecuteExtraTool):
         named[c.name] = c.traits
     return named

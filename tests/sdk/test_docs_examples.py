@@ -23,7 +23,7 @@ def _run(code: str, tmp_path: Path, server: FakeServer, **env: str) -> str:
     return run_program(["-c", code], tmp_path, server, **env)
 
 
-def test_the_doc_has_six_examples() -> None:
+def test_the_doc_has_seven_examples() -> None:
     assert len(_examples()) == 7
 
 
