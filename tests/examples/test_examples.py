@@ -203,3 +203,100 @@ def test_setting_sources(server: FakeServer, tmp_path: Path) -> None:
     ]
     results = [json.dumps(b["messages"][-1]) for b in sent(server)[1::2]]
     assert ["s3cret" in r for r in results] == [True, True, False]
+
+
+def test_mcp_calculator(server: FakeServer, tmp_path: Path) -> None:
+    def through(tool: str, **params: float) -> list[dict[str, Any]]:
+        search = call("SearchExtraTools", query=tool)
+        run_it = call("ExecuteExtraTool", tool_name=f"mcp__calc__{tool}", params=params)
+        return [search, run_it]
+
+    server.set_script(
+        [
+            *through("add", a=23, b=19),
+            {"text": "42."},
+            *through("divide", a=10, b=0),
+            {"text": "That cannot be done."},
+            *through("sqrt", n=144),
+            {"text": "12."},
+        ]
+    )
+    out = run("mcp_calculator.py", tmp_path, server)
+    assert out.splitlines() == [
+        "User: What is 23 + 19?",
+        "Tool: mcp__calc__add",
+        "Answer: 23 + 19 = 42",
+        "Peri: 42.",
+        "Result: success",
+        "User: What is 10 divided by 0?",
+        "Tool: mcp__calc__divide",
+        "Answer: Error: division by zero",
+        "Peri: That cannot be done.",
+        "Result: success",
+        "User: What is the root of 144?",
+        "Tool: mcp__calc__sqrt",
+        "Answer: sqrt(144) = 12",
+        "Peri: 12.",
+        "Result: success",
+    ]
+
+
+def test_agents(server: FakeServer, tmp_path: Path) -> None:
+    review = {"prompt": "review calc.py", "description": "review", "subagent_type": "code-reviewer"}
+    server.set_script(
+        [
+            {"when": "Use the code-reviewer", "tool_calls": [{"name": "Agent", "input": review}]},
+            {"when": "review calc.py", "text": "calc.py:3 divides by zero"},
+            {"when": "Use the code-reviewer", "text": "The reviewer found one bug."},
+        ]
+    )
+    out = run("agents.py", tmp_path, server)
+    assert out.splitlines() == [
+        "Handed to: code-reviewer",
+        "Report: calc.py:3 divides by zero",
+        "Peri: The reviewer found one bug.",
+    ]
+    child = sent(server)[1]
+    assert "Name each bug with its file and line." in json.dumps(child["system"])
+    assert sorted(t["name"] for t in child["tools"]) == ["Glob", "Grep", "Read"]
+
+
+def test_system_prompt(server: FakeServer, tmp_path: Path) -> None:
+    server.set_script([{"text": "4"}, {"text": "Arr, 4"}, {"text": "4, then a haiku"}])
+    out = run("system_prompt.py", tmp_path, server)
+    assert out.splitlines() == ["default: 4", "string: Arr, 4", "preset: 4, then a haiku"]
+    default, string, preset = (json.dumps(b["system"]) for b in sent(server))
+    assert "pirate" not in default and "End with a haiku." not in default
+    assert "You are a pirate assistant." in string and len(string) < len(default) / 4
+    assert preset.startswith(default[:200]) and "End with a haiku." in preset
+
+
+def test_tools_option(server: FakeServer, tmp_path: Path) -> None:
+    server.set_script([{"text": "some"}] * 3)
+    out = run("tools_option.py", tmp_path, server)
+    lines = out.splitlines()
+    assert lines[:2] == ["tools=['Read', 'Glob', 'Grep']: ['Glob', 'Grep', 'Read']", "tools=[]: []"]
+    every = int(lines[2].split()[2])
+    assert every > 3 and lines[2] == f"every tool: {every} of them"
+    assert [sorted(t["name"] for t in b.get("tools", [])) for b in sent(server)[:2]] == [
+        ["Glob", "Grep", "Read"],
+        [],
+    ]
+
+
+def test_structured_output(server: FakeServer, tmp_path: Path) -> None:
+    wrong = {"functions": ["divide"], "risk": "extreme"}
+    right = {"functions": ["divide"], "risk": "high"}
+    server.set_script(
+        [
+            call("StructuredOutput", **wrong),
+            call("StructuredOutput", **right),
+            {"text": "Done."},
+        ]
+    )
+    out = run("structured_output.py", tmp_path, server)
+    assert out.splitlines() == [
+        "Result: success",
+        '{"functions": ["divide"], "risk": "high"}',
+    ]
+    assert "extreme" in json.dumps(sent(server)[1]["messages"][-1])  # what failed went back
