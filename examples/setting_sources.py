@@ -7,13 +7,14 @@ Here the repository denies reading `secrets.txt` (a deny rule needs no trust: it
 
 import asyncio
 import json
+import tempfile
 from pathlib import Path
 
 from peri_cli.sdk import PeriOptions, ResultEvent, query
 
 
-async def read_secrets(sources: list[str] | None) -> str:
-    options = PeriOptions(setting_sources=sources)
+async def read_secrets(repo: Path, sources: list[str] | None) -> str:
+    options = PeriOptions(cwd=repo, setting_sources=sources)
     async for message in query("Read secrets.txt", options):
         if isinstance(message, ResultEvent):
             return "denied" if message.permission_denials else "read"
@@ -21,12 +22,14 @@ async def read_secrets(sources: list[str] | None) -> str:
 
 
 async def main() -> None:
-    settings = Path(".claude/settings.json")
-    if not settings.exists():
-        settings.parent.mkdir(exist_ok=True)
-        settings.write_text(json.dumps({"permissions": {"deny": ["Read(secrets.txt)"]}}))
-    for sources in (None, ["user"], ["user", "project"]):
-        print(f"{sources}: {await read_secrets(sources)}")
+    with tempfile.TemporaryDirectory() as folder:  # a repository of its own, not yours
+        repo = Path(folder)
+        (repo / "secrets.txt").write_text("the secret is 42\n")
+        (repo / ".claude").mkdir()
+        rules = {"permissions": {"deny": ["Read(secrets.txt)"]}}
+        (repo / ".claude" / "settings.json").write_text(json.dumps(rules))
+        for sources in (None, ["user"], ["user", "project"]):
+            print(f"{sources}: {await read_secrets(repo, sources)}")
 
 
 if __name__ == "__main__":

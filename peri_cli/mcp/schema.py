@@ -28,7 +28,7 @@ def normalize_schema(schema: Any) -> dict[str, Any]:
     """The schema as providers want it (an object at the root), or SchemaProblem."""
     if not isinstance(schema, dict):
         raise SchemaProblem("its input schema is not a JSON object")
-    if _depth(schema) > MAX_SCHEMA_DEPTH:
+    if nesting_depth(schema) > MAX_SCHEMA_DEPTH:
         raise SchemaProblem(f"its input schema nests more than {MAX_SCHEMA_DEPTH} levels deep")
     kind = schema.get("type")
     if kind is None:
@@ -38,7 +38,7 @@ def normalize_schema(schema: Any) -> dict[str, Any]:
     return schema
 
 
-def _depth(value: Any) -> int:
+def nesting_depth(value: Any) -> int:
     """How many objects and arrays deep `value` nests, counted without recursion."""
     deepest = 0
     stack = [(value, 1)]
@@ -51,8 +51,9 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def compile_check(schema: dict[str, Any]) -> tuple[Check, str | None]:
-    """A checker for `schema`, and a note when the schema is broken (then only the shape counts)."""
+def compile_check(schema: dict[str, Any], *, root: str = "input") -> tuple[Check, str | None]:
+    """A checker for `schema`, and a note when the schema is broken (then only the shape counts).
+    Each problem reads `path: message`, `root` naming the path of the value itself."""
     import jsonschema
     import referencing
     from jsonschema.exceptions import SchemaError, relevance
@@ -61,7 +62,7 @@ def compile_check(schema: dict[str, Any]) -> tuple[Check, str | None]:
     try:
         cls.check_schema(schema)
     except SchemaError as e:
-        note = f"invalid input schema ({_short(e.message)}); only the shape is checked"
+        note = f"invalid input schema ({short_message(e.message)}); only the shape is checked"
         return _object_only, note
     validator = cls(schema, registry=referencing.Registry())
 
@@ -69,10 +70,10 @@ def compile_check(schema: dict[str, Any]) -> tuple[Check, str | None]:
         try:
             errors = sorted(validator.iter_errors(raw), key=relevance)
         except Exception as e:  # an unresolvable $ref, a pathological pattern
-            return f"the input could not be checked against the schema ({_short(str(e))})"
+            return f"the input could not be checked against the schema ({short_message(str(e))})"
         if not errors:
             return None
-        return "; ".join(_describe(e) for e in errors[:MAX_ERRORS])
+        return "; ".join(_describe(e, root) for e in errors[:MAX_ERRORS])
 
     return check, None
 
@@ -81,11 +82,12 @@ def _object_only(raw: dict[str, Any]) -> str | None:
     return None if isinstance(raw, dict) else "the input must be a JSON object"
 
 
-def _describe(error: Any) -> str:
-    path = ".".join(str(p) for p in error.absolute_path) or "input"
-    return f"{path}: {_short(error.message)}"
+def _describe(error: Any, root: str) -> str:
+    path = ".".join(str(p) for p in error.absolute_path) or root
+    return f"{path}: {short_message(error.message)}"
 
 
-def _short(text: str) -> str:
+def short_message(text: str) -> str:
+    """`text` on one line, at most MAX_MESSAGE characters."""
     text = " ".join(text.split())
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"

@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from peri_cli.agent.structured import Accept, GiveUp, Retry, StructuredCapture, decide
+from peri_cli.base import safe_read
+from peri_cli.base.safe_read import SafeReadError
+from peri_cli.mcp.schema import MAX_SCHEMA_DEPTH, compile_check, nesting_depth, short_message
 from peri_cli.sdk.errors import OptionError, PeriError
 
 if TYPE_CHECKING:
     from peri_cli.agent.loop import Agent
     from peri_cli.base.events import Event as CoreEvent
     from peri_cli.sdk.translate import Translator
-
-MAX_ERRORS = 3  # problems named per failed call
-MAX_MESSAGE = 200  # characters of each
-MAX_SCHEMA_DEPTH = 64  # the validator recurses; a real schema nests a handful of levels
 
 
 def output_schema(output_format: object, option: str = "output_format") -> dict[str, Any]:
@@ -49,7 +48,7 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
     import jsonschema
     from jsonschema.exceptions import SchemaError
 
-    if _depth(schema) > MAX_SCHEMA_DEPTH:
+    if nesting_depth(schema) > MAX_SCHEMA_DEPTH:
         return f"the schema nests more than {MAX_SCHEMA_DEPTH} levels deep"
     try:
         json.dumps(schema)
@@ -59,33 +58,11 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
     try:
         cls.check_schema(schema)
     except SchemaError as e:
-        return f"not a valid JSON Schema: {_short(e.message)}"
+        return f"not a valid JSON Schema: {short_message(e.message)}"
     if schema.get("type", "object") != "object":
         kind = json.dumps(schema.get("type"))
         return f'the schema must describe an object ("type": "object"), not {kind}'
     return None
-
-
-def compile_check(schema: dict[str, Any]) -> Callable[[Any], str | None]:
-    """A checker of answers against a schema `schema_problem` accepted: None when the value
-    fits, else its first problems, each `path: message`. A `$ref` never fetches anything."""
-    import jsonschema
-    import referencing
-    from jsonschema.exceptions import relevance
-
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema, registry=referencing.Registry())
-
-    def check(value: Any) -> str | None:
-        try:
-            errors = sorted(validator.iter_errors(value), key=relevance)
-        except Exception as e:  # an unresolvable $ref, a pathological pattern
-            return f"the answer could not be checked against the schema ({_short(str(e))})"
-        if not errors:
-            return None
-        return "; ".join(_describe(e) for e in errors[:MAX_ERRORS])
-
-    return check
 
 
 def json_schema_flag(text: str, cwd: Path) -> dict[str, Any]:
@@ -95,10 +72,10 @@ def json_schema_flag(text: str, cwd: Path) -> dict[str, Any]:
     if text.startswith("@"):
         path = (cwd / text[1:]).expanduser()
         source = f"--json-schema {text}"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise PeriError(f"{source}: cannot read {path}: {_reason(e)}", 2) from None
+        try:  # (as a config file: a FIFO is never opened, a huge file never loaded)
+            text = safe_read.read_text(path)
+        except SafeReadError as e:
+            raise PeriError(f"{source}: cannot read {path}: {e.reason}", 2) from None
     try:
         schema = json.loads(text)
     except ValueError as e:
@@ -118,7 +95,8 @@ class StructuredPrompt:
         from peri_cli.tools.structured_output import StructuredOutputTool
 
         self.capture = StructuredCapture()
-        self.tool = StructuredOutputTool(schema, compile_check(schema), self.capture)
+        check, _ = compile_check(schema, root="(root)")  # (a schema `schema_problem` accepted)
+        self.tool = StructuredOutputTool(schema, check, self.capture)
 
     async def run(
         self,
@@ -148,29 +126,3 @@ class StructuredPrompt:
                         return
         finally:
             agent.tools.remove(self.tool.name)
-
-
-def _depth(value: Any) -> int:
-    """How many objects and arrays deep `value` nests, counted without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
-    return deepest
-
-
-def _describe(error: Any) -> str:
-    path = ".".join(str(p) for p in error.absolute_path) or "(root)"
-    return f"{path}: {_short(error.message)}"
-
-
-def _short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
-
-
-def _reason(e: Exception) -> str:
-    return e.strerror if isinstance(e, OSError) and e.strerror else str(e)

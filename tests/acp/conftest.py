@@ -114,6 +114,15 @@ async def running(
     peri: Peri, editor: Editor, *flags: str, fs: bool = False, forms: bool = False
 ) -> AsyncIterator[ClientSideConnection]:
     """`peri acp` started and initialized; stderr goes to a file beside the workspace."""
+    async with running_process(peri, editor, *flags, fs=fs, forms=forms) as (conn, _process):
+        yield conn
+
+
+@asynccontextmanager
+async def running_process(
+    peri: Peri, editor: Editor, *flags: str, fs: bool = False, forms: bool = False
+) -> AsyncIterator[tuple[ClientSideConnection, Any]]:
+    """`running`, with the `peri acp` process beside the connection."""
     log = (peri.workspace.parent / "acp-stderr.log").open("ab")
     try:
         async with spawn_agent_process(
@@ -128,7 +137,7 @@ async def running(
             transport_kwargs={"stderr": log.fileno()},
             # (the acp package routes elicitation/create only with its "unstable" switch)
             use_unstable_protocol=forms,
-        ) as (conn, _process):
+        ) as (conn, process):
             caps = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
                 elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
@@ -138,7 +147,7 @@ async def running(
             await asyncio.wait_for(
                 conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps), 30
             )
-            yield conn
+            yield conn, process
     finally:
         log.close()
 

@@ -5,13 +5,11 @@ share."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from pathlib import Path
 
-from acp import PROTOCOL_VERSION, spawn_agent_process, text_block
+from acp import text_block
 
-from tests.acp.conftest import Editor
+from tests.acp.conftest import Editor, running_process
 from tests.acp.test_acp_signals import alive
 from tests.e2e.conftest import Peri
 
@@ -40,27 +38,13 @@ async def test_every_session_streams_through_a_worker_of_its_own(
             {"when": "second session", "text": "two here"},
         ]
     )
-    log = (peri.workspace.parent / "acp-stderr.log").open("ab")
-    try:
-        async with spawn_agent_process(
-            editor,
-            sys.executable,
-            "-m",
-            "peri_cli",
-            "acp",
-            env=peri.env(),
-            cwd=peri.workspace,
-            transport_kwargs={"stderr": log.fileno()},
-        ) as (conn, process):
-            await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), 30)
-            assert len(workers(process.pid)) == 1  # started at launch, before any session
-            cwd = str(peri.workspace)
-            for words in ("first session", "second session"):
-                session = await conn.new_session(cwd=cwd, mcp_servers=[])
-                done = await conn.prompt(session_id=session.session_id, prompt=[text_block(words)])
-                assert done.stop_reason == "end_turn"
-            assert editor.text() == "one heretwo here"
-            assert len(workers(process.pid)) == 2
-    finally:
-        log.close()
+    async with running_process(peri, editor) as (conn, process):
+        assert len(workers(process.pid)) == 1  # started at launch, before any session
+        cwd = str(peri.workspace)
+        for words in ("first session", "second session"):
+            session = await conn.new_session(cwd=cwd, mcp_servers=[])
+            done = await conn.prompt(session_id=session.session_id, prompt=[text_block(words)])
+            assert done.stop_reason == "end_turn"
+        assert editor.text() == "one heretwo here"
+        assert len(workers(process.pid)) == 2
     assert "Traceback" not in (peri.workspace.parent / "acp-stderr.log").read_text()

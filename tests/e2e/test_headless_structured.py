@@ -4,6 +4,7 @@ StructuredOutput tool; a bad schema is one line on stderr and exit 2."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -80,3 +81,15 @@ def test_json_schema_without_p_is_a_usage_error(peri: Peri) -> None:
     done = peri.run("--json-schema", json.dumps(SCHEMA))
     assert done.returncode == 2
     assert "--json-schema needs -p" in done.stderr
+
+
+def test_a_fifo_or_huge_schema_file_is_refused_not_waited_on(peri: Peri) -> None:
+    """`@FILE` read as every config file is: a FIFO is never opened, a huge file never loaded."""
+    os.mkfifo(peri.workspace / "pipe.json")
+    with (peri.workspace / "huge.json").open("wb") as f:
+        f.truncate(100 << 20)
+    for name, says in (("pipe.json", "not a regular file"), ("huge.json", "is larger than")):
+        done = peri.run("-p", "count", "--json-schema", f"@{name}", timeout=30)
+        assert done.returncode == 2, done.stderr
+        assert f"--json-schema @{name}: cannot read" in done.stderr and says in done.stderr
+    assert peri.model_calls() == []

@@ -192,7 +192,6 @@ def test_include_partial_messages(server: FakeServer, tmp_path: Path) -> None:
 
 
 def test_setting_sources(server: FakeServer, tmp_path: Path) -> None:
-    (tmp_path / "secrets.txt").write_text("s3cret\n")
     read = call("Read", file_path="secrets.txt")
     server.set_script([read, {"text": "ok"}] * 3)
     out = run("setting_sources.py", tmp_path, server)
@@ -202,7 +201,7 @@ def test_setting_sources(server: FakeServer, tmp_path: Path) -> None:
         "['user', 'project']: denied",
     ]
     results = [json.dumps(b["messages"][-1]) for b in sent(server)[1::2]]
-    assert ["s3cret" in r for r in results] == [True, True, False]
+    assert ["the secret is 42" in r for r in results] == [True, True, False]
 
 
 def test_mcp_calculator(server: FakeServer, tmp_path: Path) -> None:

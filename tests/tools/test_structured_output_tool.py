@@ -6,7 +6,7 @@ import dataclasses
 
 from peri_cli.agent.structured import StructuredCapture
 from peri_cli.base.tool import ToolContext, ToolOutput
-from peri_cli.sdk.structured import compile_check
+from peri_cli.mcp.schema import compile_check
 from peri_cli.tools.structured_output import StructuredOutputTool
 
 SCHEMA = {
@@ -21,7 +21,8 @@ def text(out: ToolOutput) -> str:
 
 
 def tool() -> StructuredOutputTool:
-    return StructuredOutputTool(SCHEMA, compile_check(SCHEMA), StructuredCapture())
+    check, _ = compile_check(SCHEMA, root="(root)")
+    return StructuredOutputTool(SCHEMA, check, StructuredCapture())
 
 
 def test_the_spec_is_the_schema_asked_for() -> None:
